@@ -1,0 +1,24 @@
+"""Bus helpers on FastStream's KafkaBroker."""
+
+from weir_common.bus.broker import (
+    command_subscriber_options,
+    ensure_topics,
+    key_of,
+    make_broker,
+    publish,
+    subscriber_options,
+)
+from weir_common.bus.deadletter import DeadLetters
+from weir_common.bus.idempotency import Deduper, MemoryDeduper
+
+__all__ = [
+    "DeadLetters",
+    "Deduper",
+    "MemoryDeduper",
+    "command_subscriber_options",
+    "ensure_topics",
+    "key_of",
+    "make_broker",
+    "publish",
+    "subscriber_options",
+]

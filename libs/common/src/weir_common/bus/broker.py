@@ -1,0 +1,97 @@
+"""The Kafka broker every service uses, with tracing and dead letters wired in."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import TopicAlreadyExistsError
+from faststream.kafka import KafkaBroker
+from faststream.kafka.opentelemetry import KafkaTelemetryMiddleware
+from faststream.middlewares import AckPolicy
+from opentelemetry.sdk.trace import TracerProvider
+
+from weir_common.bus.deadletter import DeadLetters
+from weir_common.events import ChatRequested, Event
+from weir_common.topics import Topics
+
+
+def make_broker(bootstrap: str, service: str, tracer_provider: TracerProvider) -> KafkaBroker:
+    """A KafkaBroker with trace context on every hop and poison events sent to `.dlq`."""
+    broker = KafkaBroker(
+        bootstrap,
+        client_id=f"weir-{service}",
+        middlewares=[KafkaTelemetryMiddleware(tracer_provider=tracer_provider)],
+        # the zero-setup broker rejects InitProducerId, and dedupe happens in handlers anyway
+        enable_idempotence=False,
+        acks="all",
+        linger_ms=0,
+    )
+    broker.add_middleware(DeadLetters(broker))
+    return broker
+
+
+def subscriber_options(group: str) -> dict[str, Any]:
+    """Options for a subscriber that owns durable state (the harness, the gateway).
+
+    `AckPolicy.ACK` commits once the handler (or the dead-letter middleware) is done, so a
+    crash mid-handler redelivers the event: at-least-once, with idempotent handlers.
+    `earliest` because a new group must not skip what was published before it joined.
+    """
+    return {
+        "group_id": group,
+        "ack_policy": AckPolicy.ACK,
+        "auto_offset_reset": "earliest",
+    }
+
+
+def command_subscriber_options(group: str, max_workers: int) -> dict[str, Any]:
+    """Options for a worker consuming the harness's step commands, handled concurrently.
+
+    Commands are acknowledged on receipt so that `max_workers` of them (slow model calls)
+    run at once. Nothing is lost by that: the harness keeps every pending command with a
+    deadline and sends it again if no result comes, so it stays the one owner of retries.
+    """
+    return {
+        "group_id": group,
+        "ack_policy": AckPolicy.ACK_FIRST,
+        "auto_offset_reset": "earliest",
+        "max_workers": max_workers,
+    }
+
+
+def key_of(event: Event) -> bytes | None:
+    """The partition key: conversation for chat (order per conversation), run for steps."""
+    key = event.conversation_id if isinstance(event, ChatRequested) else event.run_id
+    return key.encode() if key else None
+
+
+async def publish(
+    broker: KafkaBroker, topics: Topics, event: Event, topic: str | None = None
+) -> None:
+    """Publish `event` on its own topic (or `topic`), keyed as the catalogue says."""
+    event_type = str(getattr(event, "type", ""))
+    await broker.publish(
+        event.model_dump(mode="json"),
+        topic=topic or topics.of(event_type),
+        key=key_of(event),
+        headers={"x-event-type": event_type},
+    )
+
+
+async def ensure_topics(bootstrap: str, names: list[str], partitions: int) -> None:
+    """Create the topics that do not exist yet (single-node: replication factor 1)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, client_id="weir-admin")
+    await admin.start()
+    try:
+        existing = set(await admin.list_topics())
+        missing = [n for n in dict.fromkeys(names) if n not in existing]
+        if missing:
+            # another service may create them first
+            with contextlib.suppress(TopicAlreadyExistsError):
+                await admin.create_topics(
+                    [NewTopic(n, num_partitions=partitions, replication_factor=1) for n in missing]
+                )
+    finally:
+        await admin.close()

@@ -1,0 +1,92 @@
+"""The event catalogue: every event type, one discriminated union, one decoder."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, TypeAdapter
+
+from weir_common.events.base import Event, StepCommand, StepResult, new_id, utcnow
+from weir_common.events.chat import AnswerDelta, ChatRequested, RunCompleted, RunFailed
+from weir_common.events.steps import (
+    AnswerGenerated,
+    AnswerGenerateRequested,
+    Intent,
+    MemoryContext,
+    MemoryContextReady,
+    MemoryContextRequested,
+    Route,
+    RouteDecided,
+    RouteRequested,
+    StepFailed,
+    Turn,
+    TurnCompleted,
+    TurnRecorded,
+)
+
+AnyEvent = Annotated[
+    ChatRequested
+    | AnswerDelta
+    | RunCompleted
+    | RunFailed
+    | MemoryContextRequested
+    | MemoryContextReady
+    | RouteRequested
+    | RouteDecided
+    | AnswerGenerateRequested
+    | AnswerGenerated
+    | TurnCompleted
+    | TurnRecorded
+    | StepFailed,
+    Field(discriminator="type"),
+]
+"""Any event of the catalogue, told apart by its `type`."""
+
+HarnessResult = Annotated[
+    MemoryContextReady | RouteDecided | AnswerGenerated | TurnRecorded | StepFailed,
+    Field(discriminator="type"),
+]
+"""A worker's result that the harness consumes."""
+
+Reply = Annotated[AnswerDelta | RunCompleted | RunFailed, Field(discriminator="type")]
+"""What a requester reads on its `reply_to` topic."""
+
+EVENT_ADAPTER: TypeAdapter[AnyEvent] = TypeAdapter(AnyEvent)
+REPLY_ADAPTER: TypeAdapter[Reply] = TypeAdapter(Reply)
+
+
+def decode_event(raw: bytes | str) -> AnyEvent:
+    """Decode one JSON event of any known type; raises `pydantic.ValidationError` otherwise."""
+    return EVENT_ADAPTER.validate_json(raw)
+
+
+__all__ = [
+    "EVENT_ADAPTER",
+    "REPLY_ADAPTER",
+    "AnswerDelta",
+    "AnswerGenerateRequested",
+    "AnswerGenerated",
+    "AnyEvent",
+    "ChatRequested",
+    "Event",
+    "HarnessResult",
+    "Intent",
+    "MemoryContext",
+    "MemoryContextReady",
+    "MemoryContextRequested",
+    "Reply",
+    "Route",
+    "RouteDecided",
+    "RouteRequested",
+    "RunCompleted",
+    "RunFailed",
+    "StepCommand",
+    "StepFailed",
+    "StepResult",
+    "Turn",
+    "TurnCompleted",
+    "TurnRecorded",
+    "decode_event",
+    "new_id",
+    "utcnow",
+]

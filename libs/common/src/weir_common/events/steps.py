@@ -1,0 +1,130 @@
+"""Commands the harness sends for each step of a run, and the workers' results."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from weir_common.events.base import StepCommand, StepResult
+
+
+class Turn(BaseModel):
+    """One exchange of a conversation, as short-term memory keeps it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    user: str
+    assistant: str
+
+
+class Intent(StrEnum):
+    """The four intent classes of the rule engine (seed 002)."""
+
+    CHAT = "chat"
+    KNOWLEDGE = "knowledge"
+    EXTERNAL_DATA = "external_data"
+    EXTERNAL_ACTION = "external_action"
+
+
+class Route(StrEnum):
+    """How a run answers: the route chosen from the intent."""
+
+    PLAIN_CHAT = "plain_chat"
+    RAG = "rag"
+    SINGLE_TOOL = "single_tool"
+    REACT = "react"
+
+
+class MemoryContextRequested(StepCommand):
+    """Harness → memory: gather what the model should know for this turn."""
+
+    type: Literal["memory.context.requested"] = "memory.context.requested"
+    query: str
+    private: bool = False
+
+
+class MemoryContext(BaseModel):
+    """What memory hands to the model for one turn."""
+
+    model_config = ConfigDict(frozen=True)
+
+    history: list[Turn] = Field(default_factory=list, description="Recent turns, oldest first.")
+    summary: str | None = Field(default=None, description="Summary of turns older than the window.")
+    facts: list[str] = Field(
+        default_factory=list, description="Long-term memories and preferences."
+    )
+
+
+class MemoryContextReady(StepResult):
+    """Memory → harness: the context for this turn."""
+
+    type: Literal["memory.context.ready"] = "memory.context.ready"
+    context: MemoryContext
+
+
+class RouteRequested(StepCommand):
+    """Harness → router: classify the message and choose a route."""
+
+    type: Literal["route.requested"] = "route.requested"
+    query: str
+
+
+class RouteDecided(StepResult):
+    """Router → harness: the intent and the route."""
+
+    type: Literal["route.decided"] = "route.decided"
+    intent: Intent
+    route: Route
+    rule: str | None = Field(default=None, description="The rule that matched, for run records.")
+
+
+class AnswerGenerateRequested(StepCommand):
+    """Harness → router: generate the answer, streaming deltas to `reply_to`."""
+
+    type: Literal["answer.generate.requested"] = "answer.generate.requested"
+    query: str
+    reply_to: str
+    context: MemoryContext = Field(default_factory=MemoryContext)
+    intent: Intent = Intent.CHAT
+    route: Route = Route.PLAIN_CHAT
+    capability_notes: list[str] = Field(
+        default_factory=list, description="What is connected and what is not (F03)."
+    )
+
+
+class AnswerGenerated(StepResult):
+    """Router → harness: the whole answer, after its deltas were sent."""
+
+    type: Literal["answer.generated"] = "answer.generated"
+    text: str
+    model: str | None = None
+    offline: bool = False
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class TurnCompleted(StepCommand):
+    """Harness → memory: a turn is done; remember it."""
+
+    type: Literal["turn.completed"] = "turn.completed"
+    user_text: str
+    assistant_text: str
+    private: bool = False
+
+
+class TurnRecorded(StepResult):
+    """Memory → harness: the turn is stored."""
+
+    type: Literal["turn.recorded"] = "turn.recorded"
+
+
+class StepFailed(StepResult):
+    """Any worker → harness: the step could not be done."""
+
+    type: Literal["step.failed"] = "step.failed"
+    step: str = Field(examples=["answer.generate.requested"])
+    reason: str
+    transient: bool = Field(description="True when the same command may succeed if retried.")

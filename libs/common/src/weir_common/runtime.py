@@ -1,0 +1,114 @@
+"""How every service process starts: pre-flight checks, broker, health endpoints, uvicorn.
+
+Each service is a small FastAPI app whose lifespan starts its KafkaBroker; `/health` answers
+once the process is up and `/ready` once its subscribers run. An engine that is down at
+start-up ends the process with one line naming it, not a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+
+import structlog
+import uvicorn
+from fastapi import FastAPI
+from faststream.kafka import KafkaBroker
+
+from weir_common.bus import ensure_topics
+from weir_common.settings import WeirSettings
+
+log = structlog.get_logger(__name__)
+
+Hook = Callable[[], Awaitable[None]]
+Check = Callable[[], Awaitable[object]]
+
+
+class EngineUnavailableError(RuntimeError):
+    """An engine the service needs did not answer at start-up."""
+
+
+async def kafka_check(bootstrap: str) -> None:
+    """Fail unless a Kafka broker answers metadata requests at `bootstrap`."""
+    from aiokafka.admin import AIOKafkaAdminClient  # noqa: PLC0415
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000)
+    try:
+        await asyncio.wait_for(admin.start(), timeout=10)
+    finally:
+        await admin.close()
+
+
+async def preflight(checks: Mapping[str, Check], timeout_s: float = 15.0) -> None:
+    """Run every engine check; raise `EngineUnavailableError` naming the first that fails."""
+    for name, check in checks.items():
+        try:
+            await asyncio.wait_for(check(), timeout=timeout_s)
+        except Exception as exc:
+            detail = str(exc) or type(exc).__name__
+            raise EngineUnavailableError(f"{name} is not reachable: {detail}") from exc
+
+
+def service_app(
+    *,
+    name: str,
+    settings: WeirSettings,
+    broker: KafkaBroker,
+    topics: Sequence[str] = (),
+    on_startup: Sequence[Hook] = (),
+    on_shutdown: Sequence[Hook] = (),
+) -> FastAPI:
+    """A FastAPI app whose lifespan creates topics, starts hooks, then the broker."""
+    state = {"ready": False}
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await ensure_topics(
+            settings.kafka_bootstrap_servers,
+            [*settings.topics.all_fixed(), *topics],
+            settings.topic_partitions,
+        )
+        for hook in on_startup:
+            await hook()
+        await broker.start()
+        state["ready"] = True
+        log.info("service.started", port=settings.service_port)
+        try:
+            yield
+        finally:
+            state["ready"] = False
+            await broker.stop()
+            for hook in on_shutdown:
+                await hook()
+            log.info("service.stopped")
+
+    app = FastAPI(title=f"weir {name}", lifespan=lifespan)
+
+    @app.get("/health")
+    async def health() -> dict[str, str]:
+        return {"status": "ok", "service": name}
+
+    @app.get("/ready")
+    async def ready() -> dict[str, bool]:
+        return {"ready": state["ready"]}
+
+    return app
+
+
+def serve(app: FastAPI, settings: WeirSettings, checks: Mapping[str, Check]) -> None:
+    """Pre-flight the engines, then serve `app` until SIGINT/SIGTERM."""
+    try:
+        asyncio.run(preflight(checks))
+    except EngineUnavailableError as exc:
+        print(f"weir: cannot start: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
+    uvicorn.run(
+        app,
+        host=settings.service_host,
+        port=settings.service_port,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+    )

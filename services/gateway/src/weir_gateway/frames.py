@@ -1,0 +1,40 @@
+"""The WebSocket frame format, both directions, as typed models.
+
+Client → server: `chat` (a message) and `ping`. Server → client: `ready`, `accepted`,
+`delta`, `reset`, `done`, `error`, `pong`; every server frame carries `seq`, the frame's
+position on this connection, so a client can detect loss.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+CONVERSATION_ID = r"^[A-Za-z0-9_.:-]{1,128}$"
+
+
+class ChatFrame(BaseModel):
+    """A chat message from the client."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["chat"]
+    text: str = Field(min_length=1)
+    conversation_id: str | None = Field(default=None, pattern=CONVERSATION_ID)
+    id: str | None = Field(default=None, max_length=128, description="Client's message id.")
+    private: bool = False
+
+
+class PingFrame(BaseModel):
+    """Keep-alive; answered by `pong`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["ping"]
+
+
+ClientFrame = Annotated[ChatFrame | PingFrame, Field(discriminator="type")]
+CLIENT_FRAME: TypeAdapter[ClientFrame] = TypeAdapter(ClientFrame)
+
+CLIENT_FRAME_TYPES = ("chat", "ping")

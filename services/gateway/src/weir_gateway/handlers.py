@@ -1,0 +1,141 @@
+"""Thin handlers: replies from the bus, and one WebSocket chat connection."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+
+import structlog
+from fastapi import WebSocket, WebSocketDisconnect
+from faststream.kafka import KafkaBroker
+from opentelemetry import trace
+from pydantic import ValidationError
+
+from weir_common.bus import publish
+from weir_common.events import ChatRequested, Reply, new_id
+from weir_gateway.frames import CLIENT_FRAME, CLIENT_FRAME_TYPES, ChatFrame
+from weir_gateway.service import Frame, ReplyHub, RunStream, internal_conversation_id
+from weir_gateway.settings import GatewaySettings
+
+log = structlog.get_logger(__name__)
+tracer = trace.get_tracer("weir.gateway")
+
+
+class ReplyHandler:
+    """Consumes this instance's reply topic."""
+
+    def __init__(self, hub: ReplyHub) -> None:
+        self._hub = hub
+
+    async def __call__(self, event: Reply) -> None:
+        """Hand one reply to the hub."""
+        self._hub.dispatch(event)
+
+
+class ChatConnection:
+    """One client on `/ws/chat`: reads frames, publishes requests, writes replies in order."""
+
+    def __init__(
+        self,
+        ws: WebSocket,
+        user_id: str,
+        *,
+        hub: ReplyHub,
+        broker: KafkaBroker,
+        settings: GatewaySettings,
+    ) -> None:
+        self._ws, self._user, self._hub = ws, user_id, hub
+        self._broker, self._settings = broker, settings
+        self._outbox: asyncio.Queue[Frame] = asyncio.Queue()
+        self._seq = 0
+        self._conversation = new_id()
+
+    async def serve(self) -> None:
+        """Run the connection until the client leaves."""
+        await self._ws.accept()
+        writer = asyncio.create_task(self._write_loop())
+        self._outbox.put_nowait(
+            {"type": "ready", "user_id": self._user, "conversation_id": self._conversation}
+        )
+        try:
+            while True:
+                await self._on_text(await self._ws.receive_text())
+        except WebSocketDisconnect:
+            pass
+        finally:
+            self._hub.forget(self._outbox)
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await writer
+
+    async def _write_loop(self) -> None:
+        while True:
+            frame = await self._outbox.get()
+            await self._ws.send_json({**frame, "seq": self._seq})
+            self._seq += 1
+
+    def _error(self, code: str, message: str) -> None:
+        self._outbox.put_nowait({"type": "error", "code": code, "message": message})
+
+    async def _on_text(self, text: str) -> None:
+        if len(text.encode()) > self._settings.max_frame_bytes:
+            self._error("too_large", f"frame exceeds {self._settings.max_frame_bytes} bytes")
+            return
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as exc:
+            self._error("bad_json", f"frame is not JSON: {exc.msg}")
+            return
+        if not isinstance(raw, dict) or raw.get("type") not in CLIENT_FRAME_TYPES:
+            kind = raw.get("type") if isinstance(raw, dict) else type(raw).__name__
+            self._error("unknown_type", f"unknown frame type {kind!r}; expected chat or ping")
+            return
+        try:
+            frame = CLIENT_FRAME.validate_python(raw)
+        except ValidationError as exc:
+            self._error("invalid", _first_error(exc))
+            return
+        if isinstance(frame, ChatFrame):
+            await self._on_chat(frame)
+        else:
+            self._outbox.put_nowait({"type": "pong"})
+
+    async def _on_chat(self, frame: ChatFrame) -> None:
+        if len(frame.text) > self._settings.max_message_chars:
+            self._error("too_large", f"message exceeds {self._settings.max_message_chars} chars")
+            return
+        self._conversation = frame.conversation_id or self._conversation
+        conversation = internal_conversation_id(self._user, self._conversation)
+        stream = RunStream(new_id(), self._conversation, frame.id)
+        self._hub.expect(stream, self._outbox)
+        with tracer.start_as_current_span(
+            "gateway.chat", attributes={"weir.run_id": stream.run_id}
+        ):
+            await publish(
+                self._broker,
+                self._settings.topics,
+                ChatRequested(
+                    text=frame.text,
+                    reply_to=self._settings.topics.reply(f"gateway.{self._settings.instance_id}"),
+                    private=frame.private,
+                    client_message_id=frame.id,
+                    run_id=stream.run_id,
+                    conversation_id=conversation,
+                    user_id=self._user,
+                ),
+            )
+        self._outbox.put_nowait(
+            {
+                "type": "accepted",
+                "run_id": stream.run_id,
+                "conversation_id": self._conversation,
+                "id": frame.id,
+            }
+        )
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"])
+    return f"{where}: {err['msg']}" if where else str(err["msg"])

@@ -1,0 +1,100 @@
+"""Assembling streamed answers: replies from the bus, reordered per run, to the right socket."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import NAMESPACE_URL, uuid5
+
+from weir_common.events import AnswerDelta, Reply, RunCompleted, RunFailed
+
+Frame = dict[str, Any]
+
+
+def internal_conversation_id(user_id: str, conversation_id: str) -> str:
+    """The bus-wide id of a user's conversation: two users never share one by accident."""
+    return uuid5(NAMESPACE_URL, f"weir:{user_id}:{conversation_id}").hex
+
+
+@dataclass
+class RunStream:
+    """Orders and dedupes the deltas of one run, across generation attempts."""
+
+    run_id: str
+    conversation_id: str
+    client_message_id: str | None
+    attempt: int = 1
+    next_seq: int = 0
+    pending: dict[int, str] = field(default_factory=dict)
+
+    def accept(self, delta: AnswerDelta) -> list[Frame]:
+        """Frames to send for `delta`: none, one, or several once a gap is filled."""
+        frames: list[Frame] = []
+        if delta.attempt < self.attempt:
+            return frames
+        if delta.attempt > self.attempt:
+            self.attempt, self.next_seq, self.pending = delta.attempt, 0, {}
+            frames.append({"type": "reset", "run_id": self.run_id, "attempt": delta.attempt})
+        if delta.seq >= self.next_seq:
+            self.pending[delta.seq] = delta.text
+        while self.next_seq in self.pending:
+            text = self.pending.pop(self.next_seq)
+            frames.append(
+                {"type": "delta", "run_id": self.run_id, "index": self.next_seq, "text": text}
+            )
+            self.next_seq += 1
+        return frames
+
+
+class ReplyHub:
+    """Routes replies to the connection that asked, by run id."""
+
+    def __init__(self) -> None:
+        self._routes: dict[str, tuple[RunStream, asyncio.Queue[Frame]]] = {}
+
+    def expect(self, stream: RunStream, outbox: asyncio.Queue[Frame]) -> None:
+        """Send replies of `stream.run_id` to `outbox`."""
+        self._routes[stream.run_id] = (stream, outbox)
+
+    def forget(self, outbox: asyncio.Queue[Frame]) -> None:
+        """Drop every run of a closed connection."""
+        for run_id in [r for r, (_, q) in self._routes.items() if q is outbox]:
+            del self._routes[run_id]
+
+    def dispatch(self, reply: Reply) -> None:
+        """Turn one reply event into frames on its connection (unknown runs are ignored)."""
+        route = self._routes.get(reply.run_id or "")
+        if route is None:
+            return
+        stream, outbox = route
+        for frame in self._frames(stream, reply):
+            outbox.put_nowait(frame)
+
+    def _frames(self, stream: RunStream, reply: Reply) -> list[Frame]:
+        ids = {"conversation_id": stream.conversation_id, "id": stream.client_message_id}
+        if isinstance(reply, AnswerDelta):
+            return stream.accept(reply)
+        del self._routes[stream.run_id]
+        if isinstance(reply, RunCompleted):
+            return [
+                {
+                    "type": "done",
+                    "run_id": stream.run_id,
+                    "text": reply.text,
+                    "intent": reply.intent,
+                    "route": reply.route,
+                    "offline": reply.offline,
+                    **ids,
+                }
+            ]
+        assert isinstance(reply, RunFailed)
+        return [
+            {
+                "type": "error",
+                "run_id": stream.run_id,
+                "code": reply.code,
+                "message": reply.reason,
+                **ids,
+            }
+        ]

@@ -1,0 +1,21 @@
+"""Gateway settings: its reply topic, limits, who the user is."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field
+
+from weir_common.settings import WeirSettings
+
+
+class GatewaySettings(WeirSettings):
+    """The edge: WebSocket and HTTP in front of the event bus."""
+
+    service_name: ClassVar[str] = "gateway"
+
+    service_port: int = 8000
+    instance_id: str = Field(default="local", description="Names this instance's reply topic.")
+    max_frame_bytes: int = Field(default=64 * 1024, description="Largest accepted client frame.")
+    max_message_chars: int = Field(default=8000, description="Longest accepted chat message.")
+    default_user: str = Field(default="anonymous", description="User when none is given.")

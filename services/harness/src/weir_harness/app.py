@@ -1,0 +1,55 @@
+"""Wiring of the harness: broker, subscribers, run store, deadline sweeper."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from fastapi import FastAPI
+
+from weir_common.bus import make_broker, subscriber_options
+from weir_common.logs import setup_logging
+from weir_common.runtime import service_app
+from weir_common.telemetry import setup_tracing
+from weir_harness.handlers import HarnessHandlers
+from weir_harness.repository import RunRepository
+from weir_harness.service import RunService
+from weir_harness.settings import HarnessSettings
+
+
+def create_app(settings: HarnessSettings) -> FastAPI:
+    """The harness process: consumes requests and results, owns every run."""
+    setup_logging("harness", settings.log_level, settings.log_json)
+    provider = setup_tracing("harness", settings.otel_exporter_otlp_endpoint)
+    broker = make_broker(settings.kafka_bootstrap_servers, "harness", provider)
+    repo = RunRepository(settings.database_url)
+    handlers = HarnessHandlers(RunService(repo, settings), broker, settings.topics)
+    topics = settings.topics
+    broker.subscriber(topics.of("chat.requested"), **subscriber_options("weir.harness.requests"))(
+        handlers.on_chat
+    )
+    broker.subscriber(*topics.harness_results(), **subscriber_options("weir.harness.results"))(
+        handlers.on_result
+    )
+    sweeper: list[asyncio.Task[None]] = []
+
+    async def start_sweeper() -> None:
+        sweeper.append(asyncio.create_task(handlers.sweep_forever(settings.sweep_interval_s)))
+
+    async def stop() -> None:
+        for task in sweeper:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await repo.close()
+        provider.shutdown()
+
+    app = service_app(
+        name="harness",
+        settings=settings,
+        broker=broker,
+        on_startup=[repo.open, start_sweeper],
+        on_shutdown=[stop],
+    )
+    app.state.repository = repo
+    return app

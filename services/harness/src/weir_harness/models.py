@@ -1,0 +1,55 @@
+"""The durable shape of a run: what the harness snapshots after every step."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, Field
+
+from weir_common.events import ChatRequested, Intent, MemoryContext, Route
+
+
+class RunStatus(StrEnum):
+    """Where a run is in its life."""
+
+    QUEUED = "queued"  # waiting for an earlier run of the same conversation
+    RUNNING = "running"
+    FINISHING = "finishing"  # answered; its turn is being written to memory
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+ACTIVE = (RunStatus.RUNNING, RunStatus.FINISHING)
+
+
+class RunState(BaseModel):
+    """What the steps produced so far."""
+
+    context: MemoryContext | None = None
+    intent: Intent | None = None
+    route: Route | None = None
+    rule: str | None = None
+    answer: str | None = None
+    model: str | None = None
+    offline: bool = False
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class Run(BaseModel):
+    """One run: a chat request and the state machine answering it."""
+
+    run_id: str
+    conversation_id: str
+    user_id: str | None
+    status: RunStatus
+    request: ChatRequested
+    state: RunState = Field(default_factory=RunState)
+    step: str | None = Field(default=None, description="The command type awaiting a result.")
+    pending_event_id: str | None = None
+    attempt: int = 0
+    deadline: datetime | None = None
+    retry_at: datetime | None = None
+    traceparent: str | None = None
+    error: str | None = None

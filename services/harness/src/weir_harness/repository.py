@@ -1,0 +1,192 @@
+"""Run storage in PostgreSQL: every step result is committed before the next command goes out."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime
+from importlib import resources
+from typing import Any
+
+import asyncpg
+
+from weir_harness.models import ACTIVE, Run, RunStatus
+
+# Column names are constants of this module, never input: S608 does not apply.
+_COLUMNS = (
+    "run_id, conversation_id, user_id, status, request, state, step, pending_event_id,"
+    " attempt, deadline, retry_at, traceparent, error"
+)
+
+
+async def _init_connection(conn: asyncpg.Connection) -> None:
+    await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+
+
+def _to_run(row: asyncpg.Record) -> Run:
+    return Run.model_validate(dict(row))
+
+
+class RunTx:
+    """The statements of one transaction over runs."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self._conn = conn
+
+    async def first_time(self, event_id: str) -> bool:
+        """Record `event_id` as processed; False when it already was (a redelivery)."""
+        status = await self._conn.execute(
+            "INSERT INTO processed_events (event_id) VALUES ($1) ON CONFLICT DO NOTHING", event_id
+        )
+        return bool(status.endswith(" 1"))
+
+    async def insert(self, run: Run) -> bool:
+        """Store a new run; False when a run with that id exists."""
+        status = await self._conn.execute(
+            f"INSERT INTO runs ({_COLUMNS}) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)"  # noqa: S608
+            " ON CONFLICT (run_id) DO NOTHING",
+            *_values(run),
+        )
+        return bool(status.endswith(" 1"))
+
+    async def get(self, run_id: str) -> Run | None:
+        """The run, locked for this transaction."""
+        row = await self._conn.fetchrow(
+            f"SELECT {_COLUMNS} FROM runs WHERE run_id = $1 FOR UPDATE",  # noqa: S608
+            run_id,
+        )
+        return _to_run(row) if row else None
+
+    async def save(self, run: Run) -> None:
+        """Write the run's current state (the snapshot)."""
+        await self._conn.execute(
+            "UPDATE runs SET conversation_id=$2, user_id=$3, status=$4, request=$5, state=$6,"
+            " step=$7, pending_event_id=$8, attempt=$9, deadline=$10, retry_at=$11,"
+            " traceparent=$12, error=$13, updated_at=now() WHERE run_id=$1",
+            *_values(run),
+        )
+
+    async def add_step(
+        self, run: Run, kind: str, event_id: str, payload: dict[str, Any], step: str | None = None
+    ) -> None:
+        """Append one entry to the run's step log."""
+        await self._conn.execute(
+            "INSERT INTO run_steps (run_id, seq, step, attempt, kind, event_id, payload)"
+            " SELECT $1, coalesce(max(seq), 0) + 1, $2, $3, $4, $5, $6"
+            " FROM run_steps WHERE run_id = $1",
+            run.run_id,
+            step or run.step or "",
+            run.attempt,
+            kind,
+            event_id,
+            payload,
+        )
+
+    async def has_active(self, conversation_id: str, other_than: str) -> bool:
+        """True when another run of the conversation is running or finishing."""
+        value = await self._conn.fetchval(
+            "SELECT 1 FROM runs WHERE conversation_id = $1 AND run_id <> $2"
+            " AND status = ANY($3::text[]) LIMIT 1",
+            conversation_id,
+            other_than,
+            [s.value for s in ACTIVE],
+        )
+        return value is not None
+
+    async def next_queued(self, conversation_id: str) -> Run | None:
+        """The oldest queued run of the conversation, locked."""
+        row = await self._conn.fetchrow(
+            f"SELECT {_COLUMNS} FROM runs WHERE conversation_id = $1 AND status = $2"  # noqa: S608
+            " ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED",
+            conversation_id,
+            RunStatus.QUEUED.value,
+        )
+        return _to_run(row) if row else None
+
+    async def due(self, now: datetime, limit: int = 50) -> list[Run]:
+        """Active runs whose deadline or retry time has come, locked, skipping busy ones."""
+        rows = await self._conn.fetch(
+            f"SELECT {_COLUMNS} FROM runs WHERE status = ANY($1::text[])"  # noqa: S608
+            " AND (deadline <= $2 OR retry_at <= $2) ORDER BY deadline LIMIT $3"
+            " FOR UPDATE SKIP LOCKED",
+            [s.value for s in ACTIVE],
+            now,
+            limit,
+        )
+        return [_to_run(r) for r in rows]
+
+    async def expire_deadlines(self, now: datetime) -> int:
+        """Bring every active run's deadline forward to `now`; returns how many."""
+        status = await self._conn.execute(
+            "UPDATE runs SET deadline = $1 WHERE status = ANY($2::text[]) AND deadline > $1",
+            now,
+            [s.value for s in ACTIVE],
+        )
+        return int(status.split()[-1])
+
+    async def step_log(self, run_id: str) -> list[dict[str, Any]]:
+        """The step log of a run, in order."""
+        rows = await self._conn.fetch(
+            "SELECT seq, step, attempt, kind, event_id, payload, created_at"
+            " FROM run_steps WHERE run_id = $1 ORDER BY seq",
+            run_id,
+        )
+        return [dict(r) for r in rows]
+
+
+def _values(run: Run) -> tuple[Any, ...]:
+    return (
+        run.run_id,
+        run.conversation_id,
+        run.user_id,
+        run.status.value,
+        run.request.model_dump(mode="json"),
+        run.state.model_dump(mode="json"),
+        run.step,
+        run.pending_event_id,
+        run.attempt,
+        run.deadline,
+        run.retry_at,
+        run.traceparent,
+        run.error,
+    )
+
+
+class RunRepository:
+    """All access to the harness's tables."""
+
+    def __init__(self, dsn: str) -> None:
+        self._dsn = dsn
+        self._pool: asyncpg.Pool | None = None
+
+    async def open(self) -> None:
+        """Connect and create the tables if they are missing."""
+        self._pool = await asyncpg.create_pool(
+            self._dsn, min_size=1, max_size=5, init=_init_connection
+        )
+        schema = resources.files("weir_harness").joinpath("schema.sql").read_text()
+        async with self._pool.acquire() as conn:
+            await conn.execute("SELECT pg_advisory_lock(7261)")  # one migrator at a time
+            try:
+                await conn.execute(schema)
+            finally:
+                await conn.execute("SELECT pg_advisory_unlock(7261)")
+
+    async def close(self) -> None:
+        """Close the pool."""
+        if self._pool is not None:
+            await self._pool.close()
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[RunTx]:
+        """One transaction; committed when the block exits normally."""
+        if self._pool is None:
+            raise RuntimeError("RunRepository.open() was not called")
+        async with self._pool.acquire() as conn, conn.transaction():
+            yield RunTx(conn)
+
+    async def steps(self, run_id: str) -> list[dict[str, Any]]:
+        """The step log of a run, in order (for run records and tests)."""
+        async with self.transaction() as tx:
+            return await tx.step_log(run_id)

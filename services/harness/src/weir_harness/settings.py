@@ -1,0 +1,32 @@
+"""Harness settings: where runs are stored, step deadlines, retry policy."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field
+
+from weir_common.settings import WeirSettings
+
+
+class HarnessSettings(WeirSettings):
+    """The harness owns runs: their store, their deadlines and every retry."""
+
+    service_name: ClassVar[str] = "harness"
+
+    database_url: str = "postgresql://weir@127.0.0.1:15432/weir"
+    max_attempts: int = Field(default=3, ge=1, description="Tries per step, the first included.")
+    backoff_base_s: float = Field(default=0.5, gt=0, description="Retry n waits base × 2^(n-1).")
+    step_timeout_s: float = Field(default=15.0, gt=0, description="Deadline of a quick step.")
+    generate_timeout_s: float = Field(default=120.0, gt=0, description="Deadline of generation.")
+    sweep_interval_s: float = Field(
+        default=0.2, gt=0, description="How often deadlines are checked."
+    )
+    rag_connected: bool = False
+    tools_connected: bool = False
+
+    def timeout_for(self, step: str) -> float:
+        """The deadline of one step command."""
+        return (
+            self.generate_timeout_s if step == "answer.generate.requested" else self.step_timeout_s
+        )

@@ -1,0 +1,18 @@
+"""`python -m weir_router`: run the router until interrupted."""
+
+from __future__ import annotations
+
+from weir_common.runtime import kafka_check, serve
+from weir_router.app import create_app
+from weir_router.settings import RouterSettings
+
+
+def main() -> None:
+    """Check the broker, then serve."""
+    settings = RouterSettings()
+    bootstrap = settings.kafka_bootstrap_servers
+    serve(create_app(settings), settings, {f"Kafka at {bootstrap}": lambda: kafka_check(bootstrap)})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+"""Wiring of the router: broker, subscribers, classifier, model client."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from weir_common.bus import command_subscriber_options, make_broker
+from weir_common.llm import LLMSettings, make_llm_client
+from weir_common.logs import setup_logging
+from weir_common.runtime import service_app
+from weir_common.telemetry import setup_tracing
+from weir_router.handlers import RouterHandlers
+from weir_router.intent import IntentClassifier
+from weir_router.service import AnswerGenerator
+from weir_router.settings import RouterSettings
+
+
+def create_app(settings: RouterSettings, llm_settings: LLMSettings | None = None) -> FastAPI:
+    """The router process: routes requests and generates answers."""
+    setup_logging("router", settings.log_level, settings.log_json)
+    provider = setup_tracing("router", settings.otel_exporter_otlp_endpoint)
+    broker = make_broker(settings.kafka_bootstrap_servers, "router", provider)
+    llm = make_llm_client(llm_settings or LLMSettings())
+    handlers = RouterHandlers(
+        IntentClassifier(), AnswerGenerator(llm, settings), broker, settings.topics
+    )
+    topics = settings.topics
+    workers = settings.max_concurrent_generations
+    broker.subscriber(
+        topics.of("route.requested"), **command_subscriber_options("weir.router.route", workers)
+    )(handlers.on_route)
+    broker.subscriber(
+        topics.of("answer.generate.requested"),
+        **command_subscriber_options("weir.router.generate", workers),
+    )(handlers.on_generate)
+
+    async def flush_traces() -> None:
+        provider.shutdown()
+
+    return service_app(name="router", settings=settings, broker=broker, on_shutdown=[flush_traces])

@@ -1,0 +1,57 @@
+"""Thin handlers: a step command in, the router service, a result (or a failure) out."""
+
+from __future__ import annotations
+
+import structlog
+from faststream.kafka import KafkaBroker
+
+from weir_common.bus import publish
+from weir_common.events import AnswerDelta, AnswerGenerateRequested, RouteRequested, StepFailed
+from weir_common.llm import LLMError
+from weir_common.topics import Topics
+from weir_router.intent import IntentClassifier
+from weir_router.service import AnswerGenerator, decide_route
+
+log = structlog.get_logger(__name__)
+
+
+class RouterHandlers:
+    """Subscriber callbacks of the router."""
+
+    def __init__(
+        self,
+        classifier: IntentClassifier,
+        generator: AnswerGenerator,
+        broker: KafkaBroker,
+        topics: Topics,
+    ) -> None:
+        self._classifier, self._generator = classifier, generator
+        self._broker, self._topics = broker, topics
+
+    async def on_route(self, cmd: RouteRequested) -> None:
+        """Classify and answer with the route."""
+        await publish(self._broker, self._topics, decide_route(self._classifier, cmd))
+
+    async def on_generate(self, cmd: AnswerGenerateRequested) -> None:
+        """Stream the answer to the requester, then report it to the harness."""
+
+        async def send(seq: int, text: str) -> None:
+            delta = AnswerDelta(seq=seq, attempt=cmd.attempt, text=text, **cmd.envelope())
+            await publish(self._broker, self._topics, delta, topic=cmd.reply_to)
+
+        try:
+            result = await self._generator.generate(cmd, send)
+        except LLMError as exc:
+            log.warning(
+                "generate.failed", run_id=cmd.run_id, transient=exc.transient, error=str(exc)
+            )
+            failed = StepFailed(
+                request_id=cmd.event_id,
+                step=cmd.type,
+                reason=str(exc),
+                transient=exc.transient,
+                **cmd.envelope(),
+            )
+            await publish(self._broker, self._topics, failed)
+            return
+        await publish(self._broker, self._topics, result)

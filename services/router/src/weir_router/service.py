@@ -1,0 +1,89 @@
+"""Routing and answer generation: the logic, free of any broker."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import structlog
+
+from weir_common.events import (
+    AnswerGenerated,
+    AnswerGenerateRequested,
+    RouteDecided,
+    RouteRequested,
+)
+from weir_common.llm import (
+    LLMClient,
+    OfflineRequest,
+    StreamEnd,
+    TextDelta,
+    offline_answer,
+    stream_text,
+)
+from weir_router.coalesce import Coalescer
+from weir_router.intent import IntentClassifier
+from weir_router.prompt import build_messages
+from weir_router.settings import RouterSettings
+
+log = structlog.get_logger(__name__)
+
+SendDelta = Callable[[int, str], Awaitable[None]]
+
+
+def decide_route(classifier: IntentClassifier, cmd: RouteRequested) -> RouteDecided:
+    """Classify the message with the rule engine and answer with the route."""
+    found = classifier.classify(cmd.query)
+    return RouteDecided(
+        request_id=cmd.event_id,
+        intent=found.intent,
+        route=found.route,
+        rule=found.rule,
+        **cmd.envelope(),
+    )
+
+
+class AnswerGenerator:
+    """Streams an answer from the model, or from the offline responder when none is set."""
+
+    def __init__(self, llm: LLMClient | None, settings: RouterSettings) -> None:
+        self._llm = llm
+        self._settings = settings
+
+    async def generate(self, cmd: AnswerGenerateRequested, send: SendDelta) -> AnswerGenerated:
+        """Generate, sending coalesced deltas through `send`; raises `LLMError` on failure."""
+        out = Coalescer(send, self._settings.delta_max_chars, self._settings.delta_max_delay_s)
+        if self._llm is None:
+            return await self._offline(cmd, out)
+        model, prompt_tokens, completion_tokens = None, 0, 0
+        async for item in self._llm.stream(build_messages(cmd), profile="pro"):
+            if isinstance(item, TextDelta):
+                await out.add(item.text)
+            elif isinstance(item, StreamEnd):
+                model = item.model
+                prompt_tokens = item.usage.prompt_tokens
+                completion_tokens = item.usage.completion_tokens
+        await out.flush()
+        return AnswerGenerated(
+            request_id=cmd.event_id,
+            text=out.text,
+            model=model,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            **cmd.envelope(),
+        )
+
+    async def _offline(self, cmd: AnswerGenerateRequested, out: Coalescer) -> AnswerGenerated:
+        answer = offline_answer(
+            OfflineRequest(
+                question=cmd.query,
+                history=[(t.user, t.assistant) for t in cmd.context.history],
+                memory_facts=cmd.context.facts,
+                capability_notes=cmd.capability_notes,
+            )
+        )
+        for piece in stream_text(answer, self._settings.offline_chunk_chars):
+            await out.add(piece)
+        await out.flush()
+        return AnswerGenerated(
+            request_id=cmd.event_id, text=out.text, offline=True, **cmd.envelope()
+        )
