@@ -67,7 +67,11 @@ def service_app(
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await ensure_topics(
             settings.kafka_bootstrap_servers,
-            [*settings.topics.all_fixed(), *topics],
+            [
+                *settings.topics.all_fixed(),
+                *topics,
+                *(settings.topics.dead_letter(t) for t in topics),
+            ],
             settings.topic_partitions,
         )
         for hook in on_startup:

@@ -21,7 +21,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     hub = ReplyHub()
     reply_topic = settings.topics.reply(f"gateway.{settings.instance_id}")
     broker.subscriber(reply_topic, **subscriber_options(f"weir.gateway.{settings.instance_id}"))(
-        ReplyHandler(hub)
+        ReplyHandler(hub).on_reply
     )
 
     async def flush_traces() -> None:

@@ -28,7 +28,7 @@ class ReplyHandler:
     def __init__(self, hub: ReplyHub) -> None:
         self._hub = hub
 
-    async def __call__(self, event: Reply) -> None:
+    async def on_reply(self, event: Reply) -> None:
         """Hand one reply to the hub."""
         self._hub.dispatch(event)
 

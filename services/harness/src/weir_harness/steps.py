@@ -44,7 +44,9 @@ def build_command(run: Run, step: str, attempt: int, *, rag: bool, tools: bool) 
     req, state = run.request, run.state
     envelope = req.envelope()
     if step == "memory.context.requested":
-        return MemoryContextRequested(query=req.text, private=req.private, attempt=attempt, **envelope)
+        return MemoryContextRequested(
+            query=req.text, private=req.private, attempt=attempt, **envelope
+        )
     if step == "route.requested":
         return RouteRequested(query=req.text, attempt=attempt, **envelope)
     if step == "answer.generate.requested":

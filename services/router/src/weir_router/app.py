@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from fastapi import FastAPI
 
 from weir_common.bus import command_subscriber_options, make_broker
 from weir_common.llm import LLMSettings, make_llm_client
+from weir_common.llm.litellm_support import import_litellm
 from weir_common.logs import setup_logging
 from weir_common.runtime import service_app
 from weir_common.telemetry import setup_tracing
@@ -34,7 +37,19 @@ def create_app(settings: RouterSettings, llm_settings: LLMSettings | None = None
         **command_subscriber_options("weir.router.generate", workers),
     )(handlers.on_generate)
 
+    async def warm_up() -> None:
+        # litellm takes seconds to import: pay that before the service reports ready,
+        # not on the first user's turn
+        if llm is not None:
+            await asyncio.to_thread(import_litellm)
+
     async def flush_traces() -> None:
         provider.shutdown()
 
-    return service_app(name="router", settings=settings, broker=broker, on_shutdown=[flush_traces])
+    return service_app(
+        name="router",
+        settings=settings,
+        broker=broker,
+        on_startup=[warm_up],
+        on_shutdown=[flush_traces],
+    )

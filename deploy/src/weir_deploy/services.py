@@ -1,0 +1,111 @@
+"""Run weir's own services (``python -m weir_<name>``) as child processes with health waits."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+import urllib.request
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import structlog
+
+from .base import EngineStartError, ensure_port_free, env_port, free_port
+from .process import ManagedProcess
+
+log = structlog.get_logger(__name__)
+
+DEFAULT_SERVICES: tuple[str, ...] = ("gateway", "harness", "router", "memory")
+GATEWAY_PORT = 8000
+
+
+def _get_status(url: str) -> int:
+    with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310 - loopback http only
+        status: int = response.status
+        return status
+
+
+async def http_health(url: str) -> None:
+    """Raise unless ``GET url`` answers 200."""
+    status = await asyncio.to_thread(_get_status, url)
+    if status != 200:
+        raise RuntimeError(f"GET {url} answered {status}")
+
+
+class Services:
+    """weir's services, each ``python -m <prefix><name>`` with ``SERVICE_PORT`` for /health."""
+
+    def __init__(
+        self,
+        stack_env: Mapping[str, str],
+        log_dir: Path,
+        *,
+        names: Sequence[str] = DEFAULT_SERVICES,
+        gateway_port: int | None = None,
+        module_prefix: str = "weir_",
+        extra_env: Mapping[str, str] | None = None,
+        timeout: float = 120.0,
+    ) -> None:
+        self.names = tuple(names)
+        self.log_dir = log_dir
+        self.module_prefix = module_prefix
+        self.timeout = timeout
+        self.ports: dict[str, int] = {}
+        for name in self.names:
+            if name == "gateway":
+                self.ports[name] = gateway_port or env_port("gateway", GATEWAY_PORT)
+            else:
+                self.ports[name] = free_port()
+        self.base_env = {**os.environ, **stack_env, **(extra_env or {})}
+        for name, port in self.ports.items():
+            self.base_env[f"WEIR_{name.upper()}_URL"] = f"http://127.0.0.1:{port}"
+        self._procs: dict[str, ManagedProcess] = {}
+        self.startup_seconds: dict[str, float] = {}
+
+    def url(self, name: str) -> str:
+        """Base URL of a service."""
+        return f"http://127.0.0.1:{self.ports[name]}"
+
+    async def _start_one(self, name: str) -> None:
+        began = time.monotonic()
+        port = self.ports[name]
+        ensure_port_free(name, port)
+        env = {**self.base_env, "SERVICE_PORT": str(port), "SERVICE_NAME": name}
+        argv = [sys.executable, "-m", f"{self.module_prefix}{name}"]
+        proc = ManagedProcess(name, argv, self.log_dir, env=env, grace=10.0)
+        self._procs[name] = proc
+        proc.spawn()
+        await proc.wait_healthy(lambda: http_health(f"{self.url(name)}/health"), self.timeout)
+        self.startup_seconds[name] = round(time.monotonic() - began, 2)
+        log.info("service.ready", service=name, url=self.url(name),
+                 seconds=self.startup_seconds[name])  # fmt: skip
+
+    async def start(self) -> None:
+        """Start all services concurrently; on a failure stop them all and raise."""
+        results = await asyncio.gather(
+            *(self._start_one(name) for name in self.names), return_exceptions=True
+        )
+        for name, result in zip(self.names, results, strict=True):
+            if isinstance(result, BaseException):
+                await self.stop()
+                if isinstance(result, EngineStartError):
+                    raise result
+                raise EngineStartError(name, f"{type(result).__name__}: {result}") from result
+
+    async def stop(self) -> None:
+        """Stop all services (SIGTERM, then SIGKILL after the grace period)."""
+        procs, self._procs = self._procs, {}
+        await asyncio.gather(*(proc.stop() for proc in procs.values()), return_exceptions=True)
+
+    def exited(self) -> list[str]:
+        """Names of services whose process has died since start."""
+        return [name for name, proc in self._procs.items() if not proc.running()]
+
+    async def __aenter__(self) -> Services:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()

@@ -1,0 +1,197 @@
+"""Start failures, clean stops, the services launcher and the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from weir_deploy import EngineStartError, Services, Stack
+from weir_deploy.base import free_port
+from weir_deploy.kafka import TansuKafka
+from weir_deploy.process import ManagedProcess
+from weir_deploy.redis import RedisEngine
+
+pytestmark = pytest.mark.integration
+
+
+def group_members(pgid: int, settle: float = 3.0) -> list[int]:
+    """Pids of live (non-zombie) processes in a process group, after up to ``settle`` s."""
+    deadline = time.monotonic() + settle
+    while True:
+        pids = _members(pgid)
+        if not pids or time.monotonic() > deadline:
+            return pids
+        time.sleep(0.05)
+
+
+def _members(pgid: int) -> list[int]:
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            pids.append(int(stat.parent.name))
+    return pids
+
+
+async def test_missing_binary_names_engine(tmp_path: Path) -> None:
+    engine = RedisEngine(tmp_path, free_port(), binary="/nonexistent/redis-server")
+    with pytest.raises(EngineStartError, match=r"^redis failed to start: .*not found"):
+        await engine.start()
+
+
+async def test_occupied_port_names_engine(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        with pytest.raises(EngineStartError, match=rf"^redis failed to start: port .*{port}"):
+            await RedisEngine(tmp_path, port).start()
+
+
+async def test_stack_failure_stops_the_others(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WEIR_REDIS_SERVER", "/nonexistent/redis-server")
+    stack = Stack(("kafka", "redis"), ephemeral=True, kafka_impl="tansu")
+    with pytest.raises(EngineStartError, match=r"^redis failed"):
+        await stack.start()
+    kafka = stack.engine("kafka")
+    assert isinstance(kafka, TansuKafka)
+    assert kafka._proc is None
+
+
+async def test_early_exit_shows_log_tail(tmp_path: Path) -> None:
+    proc = ManagedProcess("boom", ["sh", "-c", "echo kaboom-reason; exit 3"], tmp_path)
+    proc.spawn()
+
+    async def never() -> None:
+        raise ConnectionError("not yet")
+
+    with pytest.raises(EngineStartError) as info:
+        await proc.wait_healthy(never, 10)
+    message = str(info.value)
+    assert message.startswith("boom failed to start: process exited early with code 3")
+    assert "kaboom-reason" in message
+    assert str(tmp_path / "boom.log") in message
+
+
+async def test_stop_kills_process_group(tmp_path: Path) -> None:
+    proc = ManagedProcess(
+        "tree", ["sh", "-c", "trap '' TERM; sleep 300 & sleep 300"], tmp_path, grace=0.5
+    )
+    proc.spawn()
+    pgid = proc.pid
+    assert pgid is not None
+    await asyncio.sleep(0.3)
+    assert len(_members(pgid)) >= 2
+    await proc.stop()
+    assert group_members(pgid) == []
+
+
+async def test_stack_stop_leaves_no_child() -> None:
+    async with Stack(("kafka", "redis"), ephemeral=True, kafka_impl="tansu") as stack:
+        pids = [e._proc.pid for e in stack.engines if e._proc is not None]  # type: ignore[attr-defined]
+        assert len(pids) == 2
+        data_dir = stack.data_dir
+    for pid in pids:
+        assert group_members(pid) == []
+    assert not data_dir.exists()
+
+
+FAKE_SERVICE = """
+import http.server, os
+
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200 if self.path == "/health" else 404)
+        self.end_headers()
+        self.wfile.write(os.environ["REDIS_URL"].encode())
+
+    def log_message(self, *args):
+        pass
+
+http.server.HTTPServer(("127.0.0.1", int(os.environ["SERVICE_PORT"])), H).serve_forever()
+"""
+
+
+async def test_services_start_and_stop(tmp_path: Path) -> None:
+    for name in ("weir_fakea", "weir_fakeb"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__main__.py").write_text(textwrap.dedent(FAKE_SERVICE))
+    services = Services(
+        {"REDIS_URL": "redis://x"},
+        tmp_path / "logs",
+        names=["fakea", "fakeb"],
+        extra_env={"PYTHONPATH": str(tmp_path)},
+    )
+    async with services:
+        async with httpx.AsyncClient() as client:
+            response = await client.get(services.url("fakeb") + "/health")
+        assert response.status_code == 200
+        assert response.text == "redis://x"
+        pids = [p.pid for p in services._procs.values()]
+    assert all(group_members(pid) == [] for pid in pids if pid is not None)
+
+
+async def test_missing_service_fails_with_name(tmp_path: Path) -> None:
+    services = Services({}, tmp_path, names=["nosuchservice"], timeout=20)
+    with pytest.raises(EngineStartError, match=r"^nosuchservice failed to start: process exited"):
+        await services.start()
+
+
+def test_cli_up_and_sigterm(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "DATA_DIR": str(tmp_path),
+        "WEIR_REDIS_PORT": str(free_port()),
+        "WEIR_KAFKA_PORT": str(free_port()),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "weir_deploy", "up", "--engines", "redis", "kafka",
+         "--kafka-impl", "tansu"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline() for _ in range(4)]
+        assert any(line.startswith("REDIS_URL=redis://127.0.0.1:") for line in lines), lines
+        assert any(line.startswith("KAFKA_BOOTSTRAP_SERVERS=") for line in lines), lines
+        assert (tmp_path / "stack.env").read_text().count("=") >= 3
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert group_members(proc.pid) == []
+
+
+def test_cli_engine_error_is_one_line(tmp_path: Path) -> None:
+    env = {**os.environ, "DATA_DIR": str(tmp_path), "WEIR_REDIS_SERVER": "/nope/redis"}
+    result = subprocess.run(
+        [sys.executable, "-m", "weir_deploy", "up", "--engines", "redis"],
+        env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [
+        "error: redis failed to start: /nope/redis not found (run deploy/install-system.sh)"
+    ]
+    assert "Traceback" not in result.stderr
+
+
+def test_cli_doctor() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "weir_deploy", "doctor"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stdout

@@ -1,0 +1,194 @@
+"""The :class:`LLMClient` protocol and its litellm implementation."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import structlog
+
+from weir_common.llm.litellm_support import import_litellm, to_llm_error
+from weir_common.llm.profiles import LLMSettings, ModelProfile, ProfileName
+from weir_common.llm.stream_assembly import ToolCallAssembler, field, parse_usage
+from weir_common.llm.types import (
+    ChatMessage,
+    Completion,
+    LLMError,
+    StreamEnd,
+    StreamItem,
+    TextDelta,
+    ToolCallsReady,
+    ToolSpec,
+    Usage,
+)
+
+log = structlog.get_logger(__name__)
+
+
+@runtime_checkable
+class LLMClient(Protocol):
+    """What the rest of weir needs from a chat model."""
+
+    def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        profile: ProfileName = "pro",
+        tools: Sequence[ToolSpec] | None = None,
+    ) -> AsyncIterator[StreamItem]:
+        """Yield text deltas, then the assembled tool calls (if any), then a StreamEnd."""
+        ...
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        profile: ProfileName = "pro",
+        tools: Sequence[ToolSpec] | None = None,
+    ) -> Completion:
+        """Return the whole answer at once."""
+        ...
+
+
+class LiteLLMClient:
+    """:class:`LLMClient` over ``litellm.acompletion``.
+
+    Client-side retries are off (``num_retries=0``, ``max_retries=0``): the harness owns
+    retries and uses :attr:`LLMError.transient` to decide.
+    """
+
+    def __init__(self, settings: LLMSettings) -> None:
+        self._settings = settings
+
+    def _profile(self, name: ProfileName) -> ModelProfile:
+        profile = self._settings.profile(name)
+        if not profile.model:
+            raise LLMError(False, f"no model configured for profile {name!r}")
+        return profile
+
+    @staticmethod
+    def _kwargs(
+        profile: ModelProfile,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec] | None,
+    ) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": profile.model,
+            "messages": [m.to_openai() for m in messages],
+            "temperature": profile.temperature,
+            "timeout": profile.timeout_s,
+            "num_retries": 0,
+            "max_retries": 0,
+        }
+        if profile.api_base:
+            kwargs["api_base"] = profile.api_base
+        if profile.api_key is not None:
+            kwargs["api_key"] = profile.api_key.get_secret_value()
+        if profile.max_tokens is not None:
+            kwargs["max_tokens"] = profile.max_tokens
+        if tools:
+            kwargs["tools"] = [t.to_openai() for t in tools]
+        return kwargs
+
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        profile: ProfileName = "pro",
+        tools: Sequence[ToolSpec] | None = None,
+    ) -> AsyncIterator[StreamItem]:
+        """Stream one answer; raises :class:`LLMError` on failure (also mid-stream)."""
+        prof = self._profile(profile)
+        kwargs = self._kwargs(prof, messages, tools)
+        litellm = import_litellm()
+        started = time.monotonic()
+        log.info("llm.stream.started", model=prof.model, profile=profile, messages=len(messages))
+        assembler = ToolCallAssembler()
+        usage = Usage()
+        finish_reason: str | None = None
+        model_name = str(prof.model)
+        first_token_s: float | None = None
+        try:
+            response = await litellm.acompletion(
+                stream=True, stream_options={"include_usage": True}, **kwargs
+            )
+            async for chunk in response:
+                usage = parse_usage(field(chunk, "usage")) or usage
+                model_name = field(chunk, "model") or model_name
+                for choice in field(chunk, "choices") or []:
+                    finish_reason = field(choice, "finish_reason") or finish_reason
+                    delta = field(choice, "delta")
+                    if delta is None:
+                        continue
+                    text = field(delta, "content")
+                    if text:
+                        if first_token_s is None:
+                            first_token_s = time.monotonic() - started
+                        yield TextDelta(text=text)
+                    assembler.add(field(delta, "tool_calls"))
+        except Exception as exc:
+            err = to_llm_error(exc)
+            log.warning(
+                "llm.stream.failed",
+                model=prof.model,
+                transient=err.transient,
+                status_code=err.status_code,
+                error=err.message,
+            )
+            raise err from exc
+        calls = assembler.finish()
+        if calls:
+            yield ToolCallsReady(tool_calls=calls)
+        log.info(
+            "llm.stream.finished",
+            model=model_name,
+            finish_reason=finish_reason,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            tool_calls=len(calls),
+            first_token_s=first_token_s,
+            duration_s=round(time.monotonic() - started, 3),
+        )
+        yield StreamEnd(model=model_name, finish_reason=finish_reason, usage=usage)
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        profile: ProfileName = "pro",
+        tools: Sequence[ToolSpec] | None = None,
+    ) -> Completion:
+        """One non-streamed call; raises :class:`LLMError` on failure."""
+        prof = self._profile(profile)
+        kwargs = self._kwargs(prof, messages, tools)
+        litellm = import_litellm()
+        started = time.monotonic()
+        try:
+            response = await litellm.acompletion(stream=False, **kwargs)
+        except Exception as exc:
+            err = to_llm_error(exc)
+            log.warning(
+                "llm.complete.failed",
+                model=prof.model,
+                transient=err.transient,
+                status_code=err.status_code,
+                error=err.message,
+            )
+            raise err from exc
+        choice = (field(response, "choices") or [None])[0]
+        message = field(choice, "message")
+        assembler = ToolCallAssembler()
+        assembler.add(field(message, "tool_calls"))
+        result = Completion(
+            text=field(message, "content") or "",
+            tool_calls=assembler.finish(),
+            model=field(response, "model") or str(prof.model),
+            usage=parse_usage(field(response, "usage")) or Usage(),
+            finish_reason=field(choice, "finish_reason"),
+        )
+        log.info(
+            "llm.complete.finished",
+            model=result.model,
+            finish_reason=result.finish_reason,
+            prompt_tokens=result.usage.prompt_tokens,
+            completion_tokens=result.usage.completion_tokens,
+            duration_s=round(time.monotonic() - started, 3),
+        )
+        return result

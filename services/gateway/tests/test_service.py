@@ -1,0 +1,70 @@
+"""Assembling a streamed answer: order, dedupe, restarts, routing to the right socket."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from weir_common.events import AnswerDelta, RunCompleted, RunFailed
+from weir_gateway.service import ReplyHub, RunStream, internal_conversation_id
+
+pytestmark = pytest.mark.unit
+
+
+def _delta(seq: int, text: str, attempt: int = 1) -> AnswerDelta:
+    return AnswerDelta(seq=seq, text=text, attempt=attempt, run_id="r1")
+
+
+def test_deltas_out_of_order_are_sent_in_order() -> None:
+    stream = RunStream("r1", "c", None)
+    assert stream.accept(_delta(1, "b")) == []
+    frames = stream.accept(_delta(0, "a"))
+    assert [(f["index"], f["text"]) for f in frames] == [(0, "a"), (1, "b")]
+
+
+def test_duplicate_deltas_are_dropped() -> None:
+    stream = RunStream("r1", "c", None)
+    stream.accept(_delta(0, "a"))
+    assert stream.accept(_delta(0, "a")) == []
+
+
+def test_a_new_attempt_resets_the_answer_and_old_attempts_are_ignored() -> None:
+    stream = RunStream("r1", "c", None)
+    stream.accept(_delta(0, "half an ans"))
+    frames = stream.accept(_delta(0, "Fresh", attempt=2))
+    assert [f["type"] for f in frames] == ["reset", "delta"]
+    assert stream.accept(_delta(1, "stale", attempt=1)) == []
+
+
+def test_replies_reach_only_the_connection_that_asked() -> None:
+    hub = ReplyHub()
+    mine: asyncio.Queue[dict[str, object]] = asyncio.Queue()
+    other: asyncio.Queue[dict[str, object]] = asyncio.Queue()
+    hub.expect(RunStream("r1", "c", "m1"), mine)
+    hub.expect(RunStream("r2", "c", "m2"), other)
+    hub.dispatch(_delta(0, "hi"))
+    hub.dispatch(RunCompleted(text="hi", run_id="r1"))
+    hub.dispatch(RunCompleted(text="unknown run", run_id="r9"))
+    frames = [mine.get_nowait(), mine.get_nowait()]
+    assert [f["type"] for f in frames] == ["delta", "done"]
+    assert frames[1]["id"] == "m1"
+    assert other.empty()
+
+
+def test_failed_run_becomes_an_error_frame() -> None:
+    hub = ReplyHub()
+    box: asyncio.Queue[dict[str, object]] = asyncio.Queue()
+    hub.expect(RunStream("r1", "c", None), box)
+    hub.dispatch(RunFailed(code="step_failed", reason="model down", run_id="r1"))
+    frame = box.get_nowait()
+    assert (frame["type"], frame["code"], frame["message"]) == (
+        "error",
+        "step_failed",
+        "model down",
+    )
+
+
+def test_conversation_ids_are_scoped_to_their_user() -> None:
+    assert internal_conversation_id("alice", "c1") != internal_conversation_id("bob", "c1")
+    assert internal_conversation_id("alice", "c1") == internal_conversation_id("alice", "c1")

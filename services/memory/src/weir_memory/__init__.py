@@ -1,0 +1,1 @@
+"""weir memory service: short-term memory of conversations (long-term memory comes later)."""

@@ -1,0 +1,165 @@
+"""The ShortTermStore conformance suite, run against every adapter, plus adapter specifics."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+from uuid import uuid4
+
+import pytest
+
+from weir_common.events import Turn
+from weir_memory.repository import (
+    InMemoryShortTermStore,
+    RedisShortTermStore,
+    StoreError,
+    redact,
+    redis_client,
+)
+
+if TYPE_CHECKING:
+    from .conftest import Clock, StoreFactory
+
+
+def turn(n: int, run_id: str | None = None) -> Turn:
+    return Turn(run_id=run_id or f"run-{n}", user=f"question {n} 你好", assistant=f"answer {n}")
+
+
+def conv() -> str:
+    return f"conv-{uuid4().hex}"
+
+
+# --- conformance: every adapter -----------------------------------------------------------
+
+
+async def test_turns_read_back_oldest_first(make_store: StoreFactory) -> None:
+    store, c = make_store(), conv()
+    for n in range(3):
+        assert await store.append(c, turn(n))
+    assert await store.recent(c) == [turn(0), turn(1), turn(2)]
+    assert await store.turn_count(c) == 3
+
+
+async def test_unknown_conversation_is_empty(make_store: StoreFactory) -> None:
+    store = make_store()
+    assert await store.recent(conv()) == []
+    assert await store.turn_count(conv()) == 0
+
+
+async def test_window_keeps_the_last_turns(make_store: StoreFactory) -> None:
+    store, c = make_store(window=3), conv()
+    for n in range(5):
+        await store.append(c, turn(n))
+    assert await store.recent(c) == [turn(2), turn(3), turn(4)]
+    assert await store.turn_count(c) == 5
+
+
+async def test_same_run_is_stored_once(make_store: StoreFactory) -> None:
+    store, c = make_store(), conv()
+    assert await store.append(c, turn(0))
+    assert not await store.append(c, turn(0))
+    assert not await store.append(c, Turn(run_id="run-0", user="changed", assistant="changed"))
+    assert await store.recent(c) == [turn(0)]
+    assert await store.turn_count(c) == 1
+
+
+async def test_run_trimmed_from_the_window_is_still_not_stored_again(
+    make_store: StoreFactory,
+) -> None:
+    store, c = make_store(window=2), conv()
+    for n in range(3):
+        await store.append(c, turn(n))
+    assert not await store.append(c, turn(0))
+    assert await store.recent(c) == [turn(1), turn(2)]
+
+
+async def test_concurrent_redeliveries_store_once(make_store: StoreFactory) -> None:
+    store, c = make_store(), conv()
+    added = await asyncio.gather(*(store.append(c, turn(7)) for _ in range(10)))
+    assert sorted(added) == [False] * 9 + [True]
+    assert await store.recent(c) == [turn(7)]
+
+
+async def test_conversations_are_isolated(make_store: StoreFactory) -> None:
+    store, a, b = make_store(), conv(), conv()
+    await store.append(a, turn(1))
+    await store.append(b, turn(1))  # same run id, other conversation: stored there too
+    await store.append(b, turn(2))
+    assert await store.recent(a) == [turn(1)]
+    assert await store.recent(b) == [turn(1), turn(2)]
+
+
+# --- TTL, per adapter ---------------------------------------------------------------------
+
+
+@pytest.mark.unit
+async def test_in_memory_conversation_expires_after_ttl(clock: Clock) -> None:
+    store, c = InMemoryShortTermStore(window=5, ttl_s=60, clock=clock), conv()
+    await store.append(c, turn(0))
+    clock.advance(59)
+    assert await store.recent(c) == [turn(0)]
+    clock.advance(1)
+    assert await store.recent(c) == []
+    assert await store.turn_count(c) == 0
+    assert await store.append(c, turn(0)), "the run ids expire with the conversation"
+
+
+@pytest.mark.unit
+async def test_in_memory_write_refreshes_ttl(clock: Clock) -> None:
+    store, c, other = InMemoryShortTermStore(window=5, ttl_s=60, clock=clock), conv(), conv()
+    await store.append(c, turn(0))
+    await store.append(other, turn(0))
+    clock.advance(50)
+    await store.append(c, turn(1))
+    clock.advance(50)
+    assert await store.recent(c) == [turn(0), turn(1)]
+    assert await store.recent(other) == []
+
+
+@pytest.mark.integration
+async def test_redis_sets_ttl_on_both_keys_on_every_write(redis_url: str) -> None:
+    client = redis_client(redis_url)
+    store = RedisShortTermStore(client, window=5, ttl_s=120, prefix=f"test:{uuid4().hex}:")
+    c = conv()
+    try:
+        await store.append(c, turn(0))
+        keys = store.keys(c)
+        for key in keys:
+            assert 110 <= await client.ttl(key) <= 120
+            await client.expire(key, 10)
+        await store.append(c, turn(1))
+        for key in keys:
+            assert await client.ttl(key) > 10, "a write refreshes the TTL"
+    finally:
+        await client.aclose()
+
+
+@pytest.mark.integration
+async def test_redis_conversation_really_expires(redis_url: str) -> None:
+    client = redis_client(redis_url)
+    store = RedisShortTermStore(client, window=5, ttl_s=1, prefix=f"test:{uuid4().hex}:")
+    c = conv()
+    try:
+        await store.append(c, turn(0))
+        await asyncio.sleep(1.2)
+        assert await store.recent(c) == []
+        assert await store.append(c, turn(0))
+    finally:
+        await client.aclose()
+
+
+@pytest.mark.integration
+async def test_redis_unreachable_raises_store_error() -> None:
+    client = redis_client("redis://127.0.0.1:1/0")
+    store = RedisShortTermStore(client, window=5, ttl_s=60)
+    try:
+        with pytest.raises(StoreError, match="redis"):
+            await store.recent(conv())
+    finally:
+        await client.aclose()
+
+
+@pytest.mark.unit
+def test_redact_hides_the_password() -> None:
+    assert redact("redis://user:secret@host:6379/0") == "redis://user:***@host:6379/0"
+    assert redact("redis://127.0.0.1:16379/0") == "redis://127.0.0.1:16379/0"

@@ -1,0 +1,104 @@
+"""The whole product as separate processes over the real broker, for end-to-end tests."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import websockets
+
+from weir_common.events import new_id
+from weir_common.testing.otlp_collector import OTLPCollector
+from weir_common.testing.scripted_llm import ScriptedLLM
+from weir_deploy.base import free_port
+from weir_deploy.services import Services
+
+Frame = dict[str, Any]
+FRAME_TIMEOUT_S = 30.0
+
+
+@pytest.fixture(scope="session")
+def collector() -> Iterator[OTLPCollector]:
+    """An OTLP receiver every service exports its spans to."""
+    with OTLPCollector() as received:
+        yield received
+
+
+@pytest.fixture(scope="session")
+async def llm() -> AsyncIterator[ScriptedLLM]:
+    """The scripted model the router reaches through litellm."""
+    async with ScriptedLLM() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def topic_prefix() -> str:
+    """Topics of this session only, so other tiers on the same broker do not interfere."""
+    return f"e2e{new_id()[:8]}."
+
+
+@pytest.fixture(scope="session")
+async def product(
+    stack_env: dict[str, str], llm: ScriptedLLM, collector: OTLPCollector, topic_prefix: str
+) -> AsyncIterator[Services]:
+    """Gateway, harness, router and memory, each its own process."""
+    logs = Path(tempfile.mkdtemp(prefix="weir-e2e-logs-"))
+    services = Services(
+        stack_env,
+        logs,
+        gateway_port=free_port(),
+        extra_env={
+            "TOPIC_PREFIX": topic_prefix,
+            "LLM_MODEL": "openai/scripted",
+            "LLM_API_BASE": llm.base_url,
+            "LLM_API_KEY": "sk-scripted",
+            "OTEL_EXPORTER_OTLP_ENDPOINT": collector.endpoint,
+            "BACKOFF_BASE_S": "0.2",
+        },
+    )
+    async with services:
+        yield services
+
+
+class ChatClient:
+    """A WebSocket chat client that reads frames until a run ends."""
+
+    def __init__(self, ws: websockets.ClientConnection) -> None:
+        self.ws = ws
+        self.frames: list[Frame] = []
+
+    async def recv(self) -> Frame:
+        """The next frame (a test fails rather than wait forever)."""
+        async with asyncio.timeout(FRAME_TIMEOUT_S):
+            frame: Frame = json.loads(await self.ws.recv())
+        self.frames.append(frame)
+        return frame
+
+    async def send(self, frame: Frame | str) -> None:
+        """Send a frame (a dict as JSON, a str as it is)."""
+        await self.ws.send(frame if isinstance(frame, str) else json.dumps(frame))
+
+    async def turn(self, text: str, **extra: Any) -> list[Frame]:
+        """Send a chat message; return its frames from `accepted` to `done` or `error`."""
+        await self.send({"type": "chat", "text": text, **extra})
+        frames: list[Frame] = []
+        while True:
+            frame = await self.recv()
+            frames.append(frame)
+            if frame["type"] in ("done", "error") and frame.get("run_id"):
+                return frames
+
+
+@pytest.fixture
+async def chat(product: Services) -> AsyncIterator[ChatClient]:
+    """A connected client of a fresh user; its `ready` frame already read."""
+    url = product.url("gateway").replace("http", "ws") + "/ws/chat"
+    async with websockets.connect(url, additional_headers={"X-User-Id": f"u-{new_id()[:6]}"}) as ws:
+        client = ChatClient(ws)
+        assert (await client.recv())["type"] == "ready"
+        yield client
