@@ -185,3 +185,15 @@ async def test_timeout_is_transient(llm: ScriptedLLM) -> None:
         await client_for(llm, timeout_s=0.5).complete(USER)
     assert info.value.transient
     assert time.monotonic() - started < 2.5
+
+
+async def test_consumer_may_stop_early(llm: ScriptedLLM) -> None:
+    llm.set_script(
+        [ScriptRule(text="one two three four five six", chunk_words=1, token_delay_s=0.05)]
+    )
+    stream = client_for(llm).stream(USER)
+    first = await anext(stream)
+    assert isinstance(first, TextDelta)
+    await stream.aclose()  # type: ignore[attr-defined]
+    completion = await client_for(llm).complete(USER)  # server still serves normally
+    assert completion.text == "one two three four five six"

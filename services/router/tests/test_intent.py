@@ -24,6 +24,12 @@ LABELLED: list[tuple[str, Intent, Route]] = [
     ("重启 user-service", ACTION, Route.REACT),
     ("Python 协程和线程有什么区别？", KNOWLEDGE, Route.RAG),
     ("你好", CHAT, Route.PLAIN_CHAT),
+    ("我叫小明，我喜欢打篮球", CHAT, Route.PLAIN_CHAT),
+    ("你好，我叫小明，我喜欢打篮球", CHAT, Route.PLAIN_CHAT),
+    ("我叫什么？我喜欢什么运动？", CHAT, Route.PLAIN_CHAT),
+    ("My name is Ada and I love basketball", CHAT, Route.PLAIN_CHAT),
+    ("What is my name and what sport do I love?", CHAT, Route.PLAIN_CHAT),
+    ("I am wondering why the sky is blue", KNOWLEDGE, Route.RAG),
     ("查下 user-service 最近 15 分钟的错误日志", DATA, Route.SINGLE_TOOL),
     # --- external_action
     ("restart the payment service", ACTION, Route.REACT),

@@ -89,6 +89,7 @@ def service_app(
             log.info("service.stopped")
 
     app = FastAPI(title=f"weir {name}", lifespan=lifespan)
+    app.state.broker = broker
 
     @app.get("/health")
     async def health() -> dict[str, str]:

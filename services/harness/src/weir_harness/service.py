@@ -68,6 +68,13 @@ class RunService:
         async with self._repo.transaction() as tx:
             if not await tx.first_time(event.event_id):
                 return []
+            # Commands copy the request's envelope: give it the run's ids so results come back.
+            event = event.model_copy(
+                update={
+                    "run_id": event.run_id or event.event_id,
+                    "conversation_id": event.conversation_id or event.event_id,
+                }
+            )
             run = Run(
                 run_id=event.run_id or event.event_id,
                 conversation_id=event.conversation_id or event.event_id,

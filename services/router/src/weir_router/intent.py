@@ -148,8 +148,9 @@ class IntentClassifier:
             )
         if data and concept is None:
             return self._data(scanned, data, matches)
-        if chat and self._mostly_chat(scanned):
-            return self._decide(Intent.CHAT, _rule(Intent.CHAT, chat[0]), matches)
+        chat_rule = self._chat_rule(scanned, chat)
+        if chat_rule is not None:
+            return self._decide(Intent.CHAT, chat_rule, matches)
         if concept is not None:
             return self._decide(Intent.KNOWLEDGE, f"knowledge:concept:{concept}", matches)
         return self._decide(Intent.KNOWLEDGE, "default:knowledge", matches)
@@ -175,6 +176,20 @@ class IntentClassifier:
         if marker is None or self._rules.concrete.find(text) is not None:
             return None
         return _WHITESPACE.sub(" ", marker)
+
+    def _chat_rule(self, text: str, chat: list[_Hit]) -> str | None:
+        """The rule that makes ``text`` chat: small talk, a question about the user, or the
+        user telling about themselves without asking anything; None when it is not chat."""
+        rules = self._rules
+        if chat and self._mostly_chat(text):
+            return _rule(Intent.CHAT, chat[0])
+        about_me = rules.about_me.find(text)
+        if about_me is not None:
+            return f"chat:about_me:{about_me}"
+        disclosed = rules.self_disclosure.find(text)
+        if disclosed is not None and rules.question.find(text) is None:
+            return f"chat:self:{disclosed}"
+        return None
 
     def _mostly_chat(self, text: str) -> bool:
         """Whether the message is mostly greeting / small talk (little else is left)."""

@@ -419,6 +419,49 @@ _CONCRETE = build_matcher(
     ),
 )
 
+# --- self-disclosure: the user tells something about themselves ------------------------
+# "我叫小明，我喜欢打篮球" is conversation, not a question for the knowledge base: it is
+# chat unless it also asks something.
+
+_SELF_DISCLOSURE = build_matcher(
+    "self",
+    zh=_w("我叫 我的名字是 我是 我喜欢 我爱 我不喜欢 我讨厌 我住在 我来自 我在做 我的工作是"),
+    en=(
+        "my name is",
+        "call me",
+        "i am",
+        "i'm",
+        "i like",
+        "i love",
+        "i enjoy",
+        "i hate",
+        "i don't like",
+        "i live in",
+        "i come from",
+        "i work (?:as|at|on)",
+    ),
+)
+
+_ABOUT_ME = build_matcher(
+    "about_me",
+    zh=_w("我叫什么 我是谁 我喜欢什么 我爱什么 我的名字 我住在哪 我来自哪 你记得我"),
+    en=(
+        "my name",
+        "who am i",
+        "what do i (?:like|love|enjoy)",
+        "where do i (?:live|come from)",
+        "do you remember me",
+        "what do you know about me",
+    ),
+)
+
+_QUESTION = build_matcher(
+    "question",
+    zh=_w("吗 什么 怎么 为什么 哪 谁 几 多少 如何 是否"),
+    en=("what", "why", "how", "when", "where", "who", "which", "can you", "could you"),
+    regex=(r"[?？]",),
+)
+
 _CONTENT_CHARS = re.compile(r"[a-zA-Z0-9\u3400-\u9fff]")
 
 
@@ -440,6 +483,11 @@ class IntentRules:
         concrete: markers of a concrete target (service name, time window, "our", "now").
             A conceptual question with no concrete target is knowledge, even if it names an
             operation or a data source ("what is a trace id?").
+        self_disclosure: the user telling about themselves ("我叫", "I love"): chat, when
+            the message asks nothing (``question`` finds nothing).
+        question: question words and marks.
+        about_me: questions about the user ("我叫什么", "what is my name"): chat, answered
+            from the conversation and memory rather than the knowledge base.
         max_scan_chars: only this many leading characters are scanned, which bounds latency.
     """
 
@@ -452,6 +500,9 @@ class IntentRules:
     context_domains: frozenset[str]
     concept: Matcher
     concrete: Matcher
+    self_disclosure: Matcher = _SELF_DISCLOSURE
+    question: Matcher = _QUESTION
+    about_me: Matcher = _ABOUT_ME
     max_scan_chars: int = 2000
 
     @classmethod

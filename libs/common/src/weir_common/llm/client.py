@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Protocol, runtime_checkable
@@ -106,6 +107,7 @@ class LiteLLMClient:
         finish_reason: str | None = None
         model_name = str(prof.model)
         first_token_s: float | None = None
+        response: Any = None
         try:
             response = await litellm.acompletion(
                 stream=True, stream_options={"include_usage": True}, **kwargs
@@ -116,8 +118,6 @@ class LiteLLMClient:
                 for choice in field(chunk, "choices") or []:
                     finish_reason = field(choice, "finish_reason") or finish_reason
                     delta = field(choice, "delta")
-                    if delta is None:
-                        continue
                     text = field(delta, "content")
                     if text:
                         if first_token_s is None:
@@ -134,6 +134,11 @@ class LiteLLMClient:
                 error=err.message,
             )
             raise err from exc
+        finally:  # also runs when the consumer stops early: free the HTTP connection
+            aclose = getattr(response, "aclose", None)
+            if aclose is not None:
+                with contextlib.suppress(Exception):
+                    await aclose()
         calls = assembler.finish()
         if calls:
             yield ToolCallsReady(tool_calls=calls)

@@ -17,9 +17,7 @@ import asyncio
 import contextlib
 import json
 import socket
-import time
-import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -28,97 +26,15 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from weir_common.testing.openai_wire import sse_stream, whole_completion
 from weir_common.testing.script import (
     ScriptRule,
     ScriptState,
-    count_tokens,
-    default_reply,
     encode_embedding,
     hash_embedding,
     last_user_message,
     parse_script,
-    tool_call_chunks,
-    word_chunks,
 )
-
-
-def _chunk(cid: str, model: str, delta: dict[str, Any], finish: str | None = None) -> str:
-    payload = {
-        "id": cid,
-        "object": "chat.completion.chunk",
-        "created": int(time.time()),
-        "model": model,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-    return f"data: {json.dumps(payload)}\n\n"
-
-
-async def _sse(body: dict[str, Any], rule: ScriptRule | None) -> AsyncIterator[str]:
-    cid, model = f"chatcmpl-{uuid.uuid4().hex[:12]}", str(body.get("model", "scripted"))
-    rule = rule or ScriptRule()
-    if rule.delay_s:
-        await asyncio.sleep(rule.delay_s)
-    yield _chunk(cid, model, {"role": "assistant", "content": ""})
-    text = rule.text if rule.text is not None or rule.tool_calls else default_reply(body)
-    pieces = word_chunks(text or "", rule.chunk_words)
-    for i, piece in enumerate(pieces):
-        if i and rule.token_delay_s:
-            await asyncio.sleep(rule.token_delay_s)
-        yield _chunk(cid, model, {"content": piece})
-    for deltas in tool_call_chunks(rule.tool_calls or []):
-        if rule.token_delay_s:
-            await asyncio.sleep(rule.token_delay_s)
-        yield _chunk(cid, model, {"tool_calls": deltas})
-    yield _chunk(cid, model, {}, "tool_calls" if rule.tool_calls else "stop")
-    if (body.get("stream_options") or {}).get("include_usage"):
-        usage = {"prompt_tokens": count_tokens(body), "completion_tokens": len(pieces)}
-        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-        payload = {
-            "id": cid,
-            "object": "chat.completion.chunk",
-            "created": int(time.time()),
-            "model": model,
-            "choices": [],
-            "usage": usage,
-        }
-        yield f"data: {json.dumps(payload)}\n\n"
-    yield "data: [DONE]\n\n"
-
-
-async def _whole(body: dict[str, Any], rule: ScriptRule | None) -> dict[str, Any]:
-    rule = rule or ScriptRule()
-    if rule.delay_s:
-        await asyncio.sleep(rule.delay_s)
-    text = rule.text if rule.text is not None or rule.tool_calls else default_reply(body)
-    message: dict[str, Any] = {"role": "assistant", "content": text}
-    if rule.tool_calls:
-        message["tool_calls"] = [
-            {
-                "id": c.id or f"call_{i}",
-                "type": "function",
-                "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
-            }
-            for i, c in enumerate(rule.tool_calls)
-        ]
-    prompt, completion = count_tokens(body), len((text or "").split())
-    return {
-        "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": str(body.get("model", "scripted")),
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "finish_reason": "tool_calls" if rule.tool_calls else "stop",
-            }
-        ],
-        "usage": {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-        },
-    }
 
 
 def create_app(state: ScriptState | None = None) -> FastAPI:
@@ -140,8 +56,8 @@ def create_app(state: ScriptState | None = None) -> FastAPI:
             }
             return JSONResponse({"error": err}, status_code=rule.status)
         if body.get("stream"):
-            return StreamingResponse(_sse(body, rule), media_type="text/event-stream")
-        return JSONResponse(await _whole(body, rule))
+            return StreamingResponse(sse_stream(body, rule), media_type="text/event-stream")
+        return JSONResponse(await whole_completion(body, rule))
 
     @app.post("/v1/embeddings")
     async def embeddings(request: Request) -> Response:

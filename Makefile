@@ -1,0 +1,70 @@
+# weir — one Makefile for the workspace. `make run` starts the product; `make test` runs every
+# tier CI runs. Everything the project needs is installed by these targets.
+
+SHELL := /bin/bash
+PY := .venv/bin/python
+PYTEST := $(PY) -m pytest -p no:cacheprovider
+UV := python3 -m uv
+
+.PHONY: help setup run chat test test-unit test-integration test-integration-tansu test-e2e \
+        lint format contract bench stack-up stack-down doctor clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-24s %s\n", $$1, $$2}'
+
+## --- set-up -------------------------------------------------------------------------------
+setup:  ## install system engines (apt), uv, and the locked Python workspace
+	@bash deploy/install-system.sh
+	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check uv
+	@$(UV) sync --all-packages --frozen --quiet
+
+## --- run ----------------------------------------------------------------------------------
+run: setup  ## start engines + every service on the zero-setup defaults; prints the URL
+	$(PY) -m weir_deploy run
+
+chat:  ## terminal chat client against a running `make run`
+	@$(PY) -m weir_gateway.client
+
+stack-up: setup  ## only the engines (Kafka, PostgreSQL, Redis, Milvus Lite), until Ctrl-C
+	$(PY) -m weir_deploy up
+
+doctor: setup  ## check the binaries the stack needs
+	$(PY) -m weir_deploy doctor
+
+## --- tests --------------------------------------------------------------------------------
+test: setup  ## every tier CI runs: unit, integration (Apache Kafka, then tansu), end-to-end
+	$(PY) -m weir_deploy fetch
+	$(MAKE) --no-print-directory test-unit test-integration test-integration-tansu test-e2e
+
+test-unit:  ## fast tests, no network
+	$(PYTEST) -m unit -q
+
+test-integration:  ## real engines on loopback, Apache Kafka
+	KAFKA_IMPL=apache $(PYTEST) -m integration -q
+
+test-integration-tansu:  ## the same integration and end-to-end tests on the zero-setup broker
+	KAFKA_IMPL=tansu $(PYTEST) -m "integration or e2e" -q
+
+test-e2e:  ## the whole product as separate processes over Apache Kafka
+	KAFKA_IMPL=apache $(PYTEST) -m e2e -q
+
+## --- quality ------------------------------------------------------------------------------
+lint: setup  ## ruff + mypy (strict)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m mypy libs/common/src deploy/src services/*/src
+
+contract:  ## regenerate docs/asyncapi.json (the event contract) after an intended change
+	WEIR_UPDATE_CONTRACT=1 $(PYTEST) tests/contract -q
+
+format:  ## apply ruff's formatting and safe fixes
+	$(PY) -m ruff format .
+	$(PY) -m ruff check --fix .
+
+## --- benchmarks ---------------------------------------------------------------------------
+bench: setup  ## benchmarks; results in bench/results/*.json
+	$(PY) -m weir_deploy fetch
+	$(PY) bench/turn_overhead.py
+
+clean:  ## remove the local data folder (engines' data and logs)
+	rm -rf .data
