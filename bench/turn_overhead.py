@@ -80,19 +80,43 @@ async def one_turn(ws: websockets.ClientConnection, text: str, conversation: str
                 return {"run_id": run_id or frame["run_id"], "wall": wall, "first": first_delta}
 
 
-async def run_turns(url: str, turns: int) -> list[Frame]:
+async def settled(conn: asyncpg.Connection, run_id: str) -> float:
+    """Wait until the harness has closed the run (its turn is in memory); seconds waited.
+
+    Sending the next message of a conversation while its previous run is still `finishing`
+    can leave the new run queued forever (see bench/README.md), so the bench waits for it.
+    """
+    began = time.perf_counter()
+    async with asyncio.timeout(TURN_TIMEOUT_S):
+        while True:
+            status = await conn.fetchval("SELECT status FROM runs WHERE run_id = $1", run_id)
+            if status in ("completed", "failed"):
+                break
+            await asyncio.sleep(0.001)
+    return time.perf_counter() - began
+
+
+async def run_turns(url: str, database_url: str, turns: int, back_to_back: bool) -> list[Frame]:
     """Warm up, then `turns` measured turns on one connection, sequentially."""
     headers = {"X-User-Id": f"bench-{new_id()[:6]}"}
-    async with websockets.connect(url, additional_headers=headers) as ws:
-        async with asyncio.timeout(TURN_TIMEOUT_S):
-            ready = json.loads(await ws.recv())
-        assert ready["type"] == "ready", ready
-        for i in range(WARMUP_TURNS):
-            await one_turn(ws, f"warm-up message {i}", f"warm-{i // TURNS_PER_CONVERSATION}")
-        return [
-            await one_turn(ws, f"hello, message {i}", f"bench-{i // TURNS_PER_CONVERSATION}")
-            for i in range(turns)
-        ]
+    conn = await asyncpg.connect(database_url)
+    try:
+        async with websockets.connect(url, additional_headers=headers) as ws:
+            async with asyncio.timeout(TURN_TIMEOUT_S):
+                ready = json.loads(await ws.recv())
+            assert ready["type"] == "ready", ready
+            results: list[Frame] = []
+            for i in range(-WARMUP_TURNS, turns):
+                name = "warm" if i < 0 else "bench"
+                conversation = f"{name}-{(i + WARMUP_TURNS) // TURNS_PER_CONVERSATION}"
+                result = await one_turn(ws, f"hello, message {i}", conversation)
+                if not back_to_back:
+                    result["tail"] = await settled(conn, result["run_id"])
+                if i >= 0:
+                    results.append(result)
+            return results
+    finally:
+        await conn.close()
 
 
 async def step_log(
@@ -257,7 +281,7 @@ def machine() -> Frame:
     }
 
 
-async def bench(turns: int, impl: str) -> Frame:
+async def bench(turns: int, impl: str, back_to_back: bool) -> Frame:
     """Start everything, measure, stop everything (also on error)."""
     rule = ScriptRule(text=REPLY, chunk_words=2)
     async with (
@@ -279,7 +303,7 @@ async def bench(turns: int, impl: str) -> Frame:
         )
         async with services:
             url = services.url("gateway").replace("http", "ws") + "/ws/chat"
-            results = await run_turns(url, turns)
+            results = await run_turns(url, env["DATABASE_URL"], turns, back_to_back)
             if services.exited():
                 raise RuntimeError(f"services died: {services.exited()} (logs in {logs})")
         raw = await raw_round_trip(env["KAFKA_BOOTSTRAP_SERVERS"])
@@ -294,6 +318,7 @@ async def bench(turns: int, impl: str) -> Frame:
     path = critical_path(by_run[run_ids[len(run_ids) // 2]])
     walls = [r["wall"] * 1000 for r in results]
     firsts = [r["first"] * 1000 for r in results if r["first"] is not None]
+    tails = [r["tail"] * 1000 for r in results if "tail" in r]
     hops = len(path)
     turn_p50 = pct(walls, 50)
     return {
@@ -302,6 +327,7 @@ async def bench(turns: int, impl: str) -> Frame:
         "turn_p99_ms": pct(walls, 99),
         "turn_mean_ms": round(statistics.fmean(walls), 2),
         "first_delta_p50_ms": pct(firsts, 50) if firsts else None,
+        "done_to_closed_p50_ms": pct(tails, 50) if tails else None,
         "hops": hops,
         "hops_path": path,
         **raw,
@@ -320,8 +346,13 @@ def main() -> None:
     parser.add_argument(
         "--kafka-impl", choices=("apache", "tansu"), default=os.environ.get("KAFKA_IMPL", "apache")
     )
+    parser.add_argument(
+        "--back-to-back",
+        action="store_true",
+        help="send the next message at once, without waiting for the run to close",
+    )
     args = parser.parse_args()
-    result = asyncio.run(bench(args.turns, args.kafka_impl))
+    result = asyncio.run(bench(args.turns, args.kafka_impl, args.back_to_back))
     RESULT.parent.mkdir(parents=True, exist_ok=True)
     RESULT.write_text(json.dumps(result, indent=2) + "\n")
     print(

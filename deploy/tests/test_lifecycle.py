@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -69,6 +70,8 @@ async def test_stack_failure_stops_the_others(monkeypatch: pytest.MonkeyPatch) -
     kafka = stack.engine("kafka")
     assert isinstance(kafka, TansuKafka)
     assert kafka._proc is None
+    assert (stack.data_dir / "logs").is_dir()  # kept after a failure, for its logs
+    shutil.rmtree(stack.data_dir)
 
 
 async def test_early_exit_shows_log_tail(tmp_path: Path) -> None:

@@ -50,9 +50,13 @@ def build_document() -> dict[str, Any]:
 def test_the_checked_in_contract_matches_the_code() -> None:
     document = build_document()
     if os.environ.get("WEIR_UPDATE_CONTRACT") == "1":
-        DOCUMENT.write_text(json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        DOCUMENT.write_text(
+            json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        )
     assert DOCUMENT.is_file(), "docs/asyncapi.json is missing: run `make contract`"
-    assert json.loads(DOCUMENT.read_text()) == document, "the event contract changed: run `make contract`"
+    assert json.loads(DOCUMENT.read_text()) == document, (
+        "the event contract changed: run `make contract`"
+    )
 
 
 def test_every_event_type_is_in_the_contract() -> None:

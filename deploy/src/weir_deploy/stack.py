@@ -80,7 +80,17 @@ class Stack:
 
     async def _start_one(self, engine: Engine) -> None:
         began = time.monotonic()
-        await engine.start()
+        for attempt in range(3):
+            try:
+                await engine.start()
+                break
+            except EngineStartError as exc:
+                # Random ports can be grabbed by someone else between pick and bind: re-pick.
+                if not (self.ephemeral and "already in use" in exc.reason) or attempt == 2:
+                    raise
+                log.warning("stack.port_retry", engine=engine.name, reason=exc.reason)
+                index = self.engines.index(engine)
+                engine = self.engines[index] = self._make(engine.name)
         self._started.append(engine)
         self.startup_seconds[engine.name] = round(time.monotonic() - began, 2)
 

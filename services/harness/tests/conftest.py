@@ -15,6 +15,7 @@ from weir_deploy.stack import Stack
 from weir_harness.repository import RunRepository
 from weir_harness.settings import HarnessSettings
 
+
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """Admin URL of a session-wide private PostgreSQL; fails (never skips) if it cannot start."""

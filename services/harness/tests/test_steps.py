@@ -12,8 +12,8 @@ from weir_common.events import (
     MemoryContextRequested,
     Route,
     RouteRequested,
-    TurnCompleted,
     Turn,
+    TurnCompleted,
 )
 from weir_harness.models import Run, RunState, RunStatus
 from weir_harness.steps import FIRST_STEP, NEXT_STEP, build_command, capability_notes
@@ -161,9 +161,7 @@ def test_unknown_step_is_refused() -> None:
         (Route.REACT, True, True, []),
     ],
 )
-def test_capability_notes(
-    route: Route | None, rag: bool, tools: bool, expected: list[str]
-) -> None:
+def test_capability_notes(route: Route | None, rag: bool, tools: bool, expected: list[str]) -> None:
     notes = capability_notes(route, rag=rag, tools=tools)
     assert len(notes) == len(expected)
     for note, fragment in zip(notes, expected, strict=True):

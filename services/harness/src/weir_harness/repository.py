@@ -117,9 +117,14 @@ class RunTx:
         return [_to_run(r) for r in rows]
 
     async def expire_deadlines(self, now: datetime) -> int:
-        """Bring every active run's deadline forward to `now`; returns how many."""
+        """Make every active run's in-flight command due for re-sending at `now`; how many.
+
+        A re-send, not a timeout: the command may have been lost with the crash, which is
+        no failure of the step and must not spend one of its attempts.
+        """
         status = await self._conn.execute(
-            "UPDATE runs SET deadline = $1 WHERE status = ANY($2::text[]) AND deadline > $1",
+            "UPDATE runs SET retry_at = $1, deadline = NULL"
+            " WHERE status = ANY($2::text[]) AND deadline IS NOT NULL",
             now,
             [s.value for s in ACTIVE],
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import structlog
 from faststream.kafka import KafkaBroker
 
-from weir_common.bus import publish
+from weir_common.bus import Deduper, MemoryDeduper, publish
 from weir_common.events import AnswerDelta, AnswerGenerateRequested, RouteRequested, StepFailed
 from weir_common.llm import LLMError
 from weir_common.topics import Topics
@@ -27,6 +27,9 @@ class RouterHandlers:
     ) -> None:
         self._classifier, self._generator = classifier, generator
         self._broker, self._topics = broker, topics
+        # a redelivered command must not pay for a second model call; retries from the
+        # harness carry new event ids, so they are never mistaken for duplicates
+        self._done: Deduper = MemoryDeduper()
 
     async def on_route(self, cmd: RouteRequested) -> None:
         """Classify and answer with the route."""
@@ -34,6 +37,9 @@ class RouterHandlers:
 
     async def on_generate(self, cmd: AnswerGenerateRequested) -> None:
         """Stream the answer to the requester, then report it to the harness."""
+        if await self._done.seen(cmd.event_id):
+            log.info("generate.duplicate", run_id=cmd.run_id, event_id=cmd.event_id)
+            return
 
         async def send(seq: int, text: str) -> None:
             delta = AnswerDelta(seq=seq, attempt=cmd.attempt, text=text, **cmd.envelope())
@@ -55,3 +61,4 @@ class RouterHandlers:
             await publish(self._broker, self._topics, failed)
             return
         await publish(self._broker, self._topics, result)
+        await self._done.mark(cmd.event_id)
