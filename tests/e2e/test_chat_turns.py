@@ -28,6 +28,16 @@ def _assembled(frames: list[dict[str, object]]) -> str:
     return "".join(str(d["text"]) for d in deltas)
 
 
+async def _final_status(conn: asyncpg.Connection, run_id: str) -> str:
+    """The run's status once memory has recorded its turn (that may follow `done`)."""
+    for _ in range(100):
+        status: str = await conn.fetchval("SELECT status FROM runs WHERE run_id = $1", run_id)
+        if status not in ("running", "finishing"):
+            return status
+        await asyncio.sleep(0.1)
+    return status
+
+
 async def test_two_turns_stream_in_order_and_the_second_sees_the_first(
     chat: ChatClient, llm: ScriptedLLM, stack_env: dict[str, str], collector: OTLPCollector
 ) -> None:
@@ -53,7 +63,7 @@ async def test_two_turns_stream_in_order_and_the_second_sees_the_first(
     conn = await asyncpg.connect(stack_env["DATABASE_URL"])
     try:
         for run_id in runs:
-            status = await conn.fetchval("SELECT status FROM runs WHERE run_id = $1", run_id)
+            status = await _final_status(conn, run_id)
             kinds = await conn.fetch(
                 "SELECT kind, step FROM run_steps WHERE run_id = $1 ORDER BY seq", run_id
             )

@@ -83,6 +83,16 @@ class RunTx:
             payload,
         )
 
+    async def lock_conversation(self, conversation_id: str) -> None:
+        """Serialize, until commit, the transactions that start or end runs of a conversation.
+
+        Without it a request that sees the previous run still active, and that run's close
+        looking for queued runs, can miss each other: the new run would stay queued forever.
+        """
+        await self._conn.execute(
+            "SELECT pg_advisory_xact_lock(7262, hashtext($1))", conversation_id
+        )
+
     async def has_active(self, conversation_id: str, other_than: str) -> bool:
         """True when another run of the conversation is running or finishing."""
         value = await self._conn.fetchval(

@@ -88,6 +88,7 @@ class RunService:
             await tx.add_step(
                 run, "request", event.event_id, event.model_dump(mode="json"), "chat.requested"
             )
+            await tx.lock_conversation(run.conversation_id)
             if not await tx.has_active(run.conversation_id, other_than=run.run_id):
                 await self._start(tx, run, out)
         return out.items
@@ -181,6 +182,7 @@ class RunService:
         run.status, run.pending_event_id, run.deadline, run.retry_at = status, None, None, None
         await tx.save(run)
         log.info("run.closed", run_id=run.run_id, status=status.value)
+        await tx.lock_conversation(run.conversation_id)
         queued = await tx.next_queued(run.conversation_id)
         if queued is not None:
             await self._start(tx, queued, out)
