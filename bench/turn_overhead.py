@@ -83,8 +83,8 @@ async def one_turn(ws: websockets.ClientConnection, text: str, conversation: str
 async def settled(conn: asyncpg.Connection, run_id: str) -> float:
     """Wait until the harness has closed the run (its turn is in memory); seconds waited.
 
-    Sending the next message of a conversation while its previous run is still `finishing`
-    can leave the new run queued forever (see bench/README.md), so the bench waits for it.
+    With `--wait-closed` the next message is sent only then, so the figures leave out the
+    time a message queues behind the previous run of its conversation.
     """
     began = time.perf_counter()
     async with asyncio.timeout(TURN_TIMEOUT_S):
@@ -96,7 +96,7 @@ async def settled(conn: asyncpg.Connection, run_id: str) -> float:
     return time.perf_counter() - began
 
 
-async def run_turns(url: str, database_url: str, turns: int, back_to_back: bool) -> list[Frame]:
+async def run_turns(url: str, database_url: str, turns: int, wait_closed: bool) -> list[Frame]:
     """Warm up, then `turns` measured turns on one connection, sequentially."""
     headers = {"X-User-Id": f"bench-{new_id()[:6]}"}
     conn = await asyncpg.connect(database_url)
@@ -110,7 +110,7 @@ async def run_turns(url: str, database_url: str, turns: int, back_to_back: bool)
                 name = "warm" if i < 0 else "bench"
                 conversation = f"{name}-{(i + WARMUP_TURNS) // TURNS_PER_CONVERSATION}"
                 result = await one_turn(ws, f"hello, message {i}", conversation)
-                if not back_to_back:
+                if wait_closed:
                     result["tail"] = await settled(conn, result["run_id"])
                 if i >= 0:
                     results.append(result)
@@ -281,7 +281,7 @@ def machine() -> Frame:
     }
 
 
-async def bench(turns: int, impl: str, back_to_back: bool) -> Frame:
+async def bench(turns: int, impl: str, wait_closed: bool) -> Frame:
     """Start everything, measure, stop everything (also on error)."""
     rule = ScriptRule(text=REPLY, chunk_words=2)
     async with (
@@ -303,7 +303,7 @@ async def bench(turns: int, impl: str, back_to_back: bool) -> Frame:
         )
         async with services:
             url = services.url("gateway").replace("http", "ws") + "/ws/chat"
-            results = await run_turns(url, env["DATABASE_URL"], turns, back_to_back)
+            results = await run_turns(url, env["DATABASE_URL"], turns, wait_closed)
             if services.exited():
                 raise RuntimeError(f"services died: {services.exited()} (logs in {logs})")
         raw = await raw_round_trip(env["KAFKA_BOOTSTRAP_SERVERS"])
@@ -323,6 +323,7 @@ async def bench(turns: int, impl: str, back_to_back: bool) -> Frame:
     turn_p50 = pct(walls, 50)
     return {
         "turns": turns,
+        "mode": "wait-closed" if wait_closed else "back-to-back",
         "turn_p50_ms": turn_p50,
         "turn_p99_ms": pct(walls, 99),
         "turn_mean_ms": round(statistics.fmean(walls), 2),
@@ -347,12 +348,12 @@ def main() -> None:
         "--kafka-impl", choices=("apache", "tansu"), default=os.environ.get("KAFKA_IMPL", "apache")
     )
     parser.add_argument(
-        "--back-to-back",
+        "--wait-closed",
         action="store_true",
-        help="send the next message at once, without waiting for the run to close",
+        help="send the next message only once the previous run is closed (its turn stored)",
     )
     args = parser.parse_args()
-    result = asyncio.run(bench(args.turns, args.kafka_impl, args.back_to_back))
+    result = asyncio.run(bench(args.turns, args.kafka_impl, args.wait_closed))
     RESULT.parent.mkdir(parents=True, exist_ok=True)
     RESULT.write_text(json.dumps(result, indent=2) + "\n")
     print(
