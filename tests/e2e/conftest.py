@@ -97,6 +97,7 @@ class ChatClient:
 @pytest.fixture
 async def chat(product: Services) -> AsyncIterator[ChatClient]:
     """A connected client of a fresh user; its `ready` frame already read."""
+    assert not product.exited(), f"services died: {product.exited()}"
     url = product.url("gateway").replace("http", "ws") + "/ws/chat"
     async with websockets.connect(url, additional_headers={"X-User-Id": f"u-{new_id()[:6]}"}) as ws:
         client = ChatClient(ws)

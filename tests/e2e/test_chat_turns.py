@@ -6,6 +6,7 @@ import asyncio
 import json
 
 import asyncpg
+import httpx
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
@@ -87,6 +88,23 @@ async def test_two_turns_stream_in_order_and_the_second_sees_the_first(
         if s.trace_id in full and s.service == "weir-gateway" and s.kind == CONSUMER
     ]
     assert back_at_gateway, "the trace does not come back to the gateway"
+
+
+async def test_run_records_show_every_step(chat: ChatClient, product: Services) -> None:
+    frames = await chat.turn("hello, record me")
+    run_id = frames[0]["run_id"]
+    async with httpx.AsyncClient(base_url=product.url("harness")) as http:
+        for _ in range(50):
+            record = (await http.get(f"/runs/{run_id}")).json()
+            if record["run"]["status"] == "completed":
+                break
+            await asyncio.sleep(0.1)
+        missing = await http.get("/runs/no-such-run")
+    assert record["run"]["state"]["answer"] == frames[-1]["text"]
+    kinds = [(s["kind"], s["step"]) for s in record["steps"]]
+    assert kinds[0] == ("request", "chat.requested")
+    assert ("result", "route.requested") in kinds
+    assert missing.status_code == 404
 
 
 async def test_a_transient_model_failure_is_retried_by_the_harness(

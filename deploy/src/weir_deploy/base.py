@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import socket
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -50,12 +51,19 @@ def default_data_dir() -> Path:
     return Path(raw).resolve() if raw else REPO_DIR / ".data"
 
 
+# Below the kernel's ephemeral range (32768-60999 by default): a port picked there could be
+# taken, before our server binds it, as the source port of some outgoing connection.
+_PORT_RANGE = (20000, 32000)
+
+
 def free_port() -> int:
-    """Ask the kernel for a free TCP port on 127.0.0.1."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+    """A TCP port on 127.0.0.1 that nothing uses now, outside the ephemeral range."""
+    rng = random.SystemRandom()
+    for _ in range(200):
+        port = rng.randrange(*_PORT_RANGE)
+        if not port_in_use(port):
+            return port
+    raise RuntimeError(f"no free port in {_PORT_RANGE}")
 
 
 def port_in_use(port: int, host: str = "127.0.0.1") -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -13,6 +12,7 @@ from uuid import uuid4
 import pytest
 import redis
 
+from weir_deploy.base import free_port
 from weir_memory.repository import (
     InMemoryShortTermStore,
     RedisShortTermStore,
@@ -34,12 +34,6 @@ class Clock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _wait_for_ping(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
@@ -67,7 +61,7 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if exe is None:
         pytest.fail("redis-server not found: apt-get install -y redis-server")
     work = tmp_path_factory.mktemp("redis")
-    port = _free_port()
+    port = free_port()
     argv = [exe, "--bind", "127.0.0.1", "--port", str(port), "--save", "",
             "--appendonly", "no", "--dir", str(work), "--protected-mode", "no"]  # fmt: skip
     log = work / "redis.log"

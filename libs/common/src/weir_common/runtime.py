@@ -8,6 +8,7 @@ start-up ends the process with one line naming it, not a traceback.
 from __future__ import annotations
 
 import asyncio
+import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -109,11 +110,14 @@ def serve(app: FastAPI, settings: WeirSettings, checks: Mapping[str, Check]) -> 
     except EngineUnavailableError as exc:
         print(f"weir: cannot start: {exc}", file=sys.stderr)
         raise SystemExit(1) from None
-    uvicorn.run(
-        app,
-        host=settings.service_host,
-        port=settings.service_port,
-        log_config=None,
-        access_log=False,
-        lifespan="on",
-    )
+    # bind before the lifespan starts: a port chosen for us must not be lost to one of our
+    # own outgoing connections while the broker starts
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((settings.service_host, settings.service_port))
+    except OSError as exc:
+        print(f"weir: cannot start: port {settings.service_port} is taken: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
+    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on")
+    uvicorn.Server(config).run(sockets=[sock])

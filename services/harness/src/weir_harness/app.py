@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, HTTPException
+from fastapi.encoders import jsonable_encoder
 
 from weir_common.bus import make_broker, subscriber_options
 from weir_common.logs import setup_logging
@@ -52,4 +54,14 @@ def create_app(settings: HarnessSettings) -> FastAPI:
         on_shutdown=[stop],
     )
     app.state.repository = repo
+
+    @app.get("/runs/{run_id}")
+    async def run_record(run_id: str) -> dict[str, Any]:
+        """The run record: status, state snapshot and every step with its payload."""
+        found = await repo.record(run_id)
+        if found is None:
+            raise HTTPException(status_code=404, detail=f"no run {run_id}")
+        run, steps = found
+        return {"run": run.model_dump(mode="json"), "steps": jsonable_encoder(steps)}
+
     return app

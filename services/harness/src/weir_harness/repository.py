@@ -205,3 +205,9 @@ class RunRepository:
         """The step log of a run, in order (for run records and tests)."""
         async with self.transaction() as tx:
             return await tx.step_log(run_id)
+
+    async def record(self, run_id: str) -> tuple[Run, list[dict[str, Any]]] | None:
+        """A run and its step log, as ops people read them; None when unknown."""
+        async with self.transaction() as tx:
+            run = await tx.get(run_id)
+            return (run, await tx.step_log(run_id)) if run is not None else None

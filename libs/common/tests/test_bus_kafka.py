@@ -1,0 +1,72 @@
+"""Bus helpers against a real broker (Apache Kafka, or tansu with KAFKA_IMPL=tansu)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from faststream.kafka import KafkaMessage
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from weir_common.bus import ensure_topics, make_broker, publish, subscriber_options
+from weir_common.bus.deadletter import REASON_HEADER
+from weir_common.events import ChatRequested, RouteRequested, new_id
+from weir_common.topics import Topics
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+
+
+async def test_poison_is_parked_and_trace_context_crosses_the_hop(
+    stack_env: dict[str, str],
+) -> None:
+    bootstrap = stack_env["KAFKA_BOOTSTRAP_SERVERS"]
+    topics = Topics(prefix=f"bus{new_id()[:8]}.")
+    requests, routes = topics.of("chat.requested"), topics.of("route.requested")
+    await ensure_topics(bootstrap, [requests, routes, Topics.dead_letter(requests)], 1)
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    broker = make_broker(bootstrap, "bustest", provider)
+    handled: list[ChatRequested] = []
+    routed: list[RouteRequested] = []
+    parked: list[KafkaMessage] = []
+    got_route, got_dead = asyncio.Event(), asyncio.Event()
+
+    @broker.subscriber(requests, **subscriber_options(f"{topics.prefix}a"))
+    async def on_request(event: ChatRequested) -> None:
+        handled.append(event)
+        await publish(broker, topics, RouteRequested(query=event.text, run_id=event.run_id))
+
+    @broker.subscriber(routes, **subscriber_options(f"{topics.prefix}b"))
+    async def on_route(event: RouteRequested) -> None:
+        routed.append(event)
+        got_route.set()
+
+    @broker.subscriber(Topics.dead_letter(requests), **subscriber_options(f"{topics.prefix}c"))
+    async def on_dead(body: Any, msg: KafkaMessage) -> None:
+        parked.append(msg)
+        got_dead.set()
+
+    async with broker:
+        await broker.start()
+        tracer = provider.get_tracer("test")
+        with tracer.start_as_current_span("client") as root:
+            await broker.publish(b"\xff\xfe not json", topic=requests)
+            await publish(broker, topics, ChatRequested(text="hello", reply_to="r", run_id="r1"))
+        async with asyncio.timeout(30):
+            await got_route.wait()
+            await got_dead.wait()
+
+    assert [e.text for e in handled] == ["hello"]
+    assert parked[0].headers[REASON_HEADER] == "invalid_event"
+    trace_id = root.get_span_context().trace_id
+    consumer_spans = [
+        s
+        for s in spans.get_finished_spans()
+        if s.kind == trace.SpanKind.CONSUMER and s.context.trace_id == trace_id
+    ]
+    assert {s.name.split(" ")[0] for s in consumer_spans} >= {requests, routes}
