@@ -18,7 +18,7 @@ import uvicorn
 from fastapi import FastAPI
 from faststream.kafka import KafkaBroker
 
-from weir_common.bus import ensure_topics
+from weir_common.bus import ensure_topics, wait_until_assigned
 from weir_common.settings import WeirSettings
 
 log = structlog.get_logger(__name__)
@@ -78,6 +78,8 @@ def service_app(
         for hook in on_startup:
             await hook()
         await broker.start()
+        if not await wait_until_assigned(broker):
+            log.warning("service.partitions_unassigned", hint="more members than partitions?")
         state["ready"] = True
         log.info("service.started", port=settings.service_port)
         try:

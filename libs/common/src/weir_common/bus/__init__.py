@@ -7,6 +7,7 @@ from weir_common.bus.broker import (
     make_broker,
     publish,
     subscriber_options,
+    wait_until_assigned,
 )
 from weir_common.bus.deadletter import DeadLetters
 from weir_common.bus.idempotency import Deduper, MemoryDeduper
@@ -21,4 +22,5 @@ __all__ = [
     "make_broker",
     "publish",
     "subscriber_options",
+    "wait_until_assigned",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from typing import Any
 
@@ -95,3 +96,21 @@ async def ensure_topics(bootstrap: str, names: list[str], partitions: int) -> No
                 )
     finally:
         await admin.close()
+
+
+async def wait_until_assigned(broker: KafkaBroker, timeout_s: float = 30.0) -> bool:
+    """Wait until every subscriber's consumer group has given it partitions.
+
+    A service that reports ready before its group has joined would leave the first events
+    waiting for a rebalance (seconds on some brokers). Returns False on time-out, which is
+    legitimate when a group has more members than partitions.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    for sub in broker.subscribers:
+        consumers = getattr(sub, "consumer_subgroup", None) or [getattr(sub, "consumer", None)]
+        while not any(c is not None and c.assignment() for c in consumers):
+            if loop.time() >= deadline:
+                return False
+            await asyncio.sleep(0.05)
+    return True
