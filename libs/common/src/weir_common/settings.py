@@ -52,6 +52,7 @@ class WeirSettings(BaseSettings):
     kafka_bootstrap_servers: str = "127.0.0.1:19092"
     topic_prefix: str = "weir."
     topic_partitions: int = 3
+    kafka_fetch_max_wait_ms: int = 500
     service_host: str = "127.0.0.1"
     service_port: int = 0
     otel_exporter_otlp_endpoint: str | None = None

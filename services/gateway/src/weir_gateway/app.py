@@ -20,9 +20,10 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     broker = make_broker(settings.kafka_bootstrap_servers, "gateway", provider)
     hub = ReplyHub()
     reply_topic = settings.topics.reply(f"gateway.{settings.instance_id}")
-    broker.subscriber(reply_topic, **subscriber_options(f"weir.gateway.{settings.instance_id}"))(
-        ReplyHandler(hub).on_reply
+    options = subscriber_options(
+        f"weir.gateway.{settings.instance_id}", fetch_max_wait_ms=settings.kafka_fetch_max_wait_ms
     )
+    broker.subscriber(reply_topic, **options)(ReplyHandler(hub).on_reply)
 
     async def flush_traces() -> None:
         provider.shutdown()

@@ -27,12 +27,15 @@ def create_app(settings: HarnessSettings) -> FastAPI:
     repo = RunRepository(settings.database_url)
     handlers = HarnessHandlers(RunService(repo, settings), broker, settings.topics)
     topics = settings.topics
-    broker.subscriber(topics.of("chat.requested"), **subscriber_options("weir.harness.requests"))(
-        handlers.on_chat
-    )
-    broker.subscriber(*topics.harness_results(), **subscriber_options("weir.harness.results"))(
-        handlers.on_result
-    )
+    wait = settings.kafka_fetch_max_wait_ms
+    broker.subscriber(
+        topics.of("chat.requested"),
+        **subscriber_options("weir.harness.requests", fetch_max_wait_ms=wait),
+    )(handlers.on_chat)
+    broker.subscriber(
+        *topics.harness_results(),
+        **subscriber_options("weir.harness.results", fetch_max_wait_ms=wait),
+    )(handlers.on_result)
     sweeper: list[asyncio.Task[None]] = []
 
     async def start_sweeper() -> None:

@@ -45,7 +45,11 @@ def make_store(settings: MemorySettings) -> StoreWiring:
 
 
 def register_subscribers(
-    broker: KafkaBroker, topics: Topics, store: ShortTermStore, workers: int = 16
+    broker: KafkaBroker,
+    topics: Topics,
+    store: ShortTermStore,
+    workers: int = 16,
+    fetch_max_wait_ms: int = 500,
 ) -> None:
     """Subscribe the memory handlers on `broker`, publishing each result after the work."""
 
@@ -59,10 +63,15 @@ def register_subscribers(
     # `subscriber`'s overload and would see the handlers as untyped
     broker.subscriber(
         topics.of("memory.context.requested"),
-        **command_subscriber_options(f"{GROUP}.context", workers),
+        **command_subscriber_options(
+            f"{GROUP}.context", workers, fetch_max_wait_ms=fetch_max_wait_ms
+        ),
     )(on_context_requested)
     broker.subscriber(
-        topics.of("turn.completed"), **command_subscriber_options(f"{GROUP}.turns", workers)
+        topics.of("turn.completed"),
+        **command_subscriber_options(
+            f"{GROUP}.turns", workers, fetch_max_wait_ms=fetch_max_wait_ms
+        ),
     )(on_turn_completed)
 
 
@@ -72,7 +81,13 @@ def create_app(settings: MemorySettings, wiring: StoreWiring | None = None) -> F
     provider = setup_tracing("memory", settings.otel_exporter_otlp_endpoint)
     broker = make_broker(settings.kafka_bootstrap_servers, "memory", provider)
     wiring = wiring or make_store(settings)
-    register_subscribers(broker, settings.topics, wiring.store, settings.max_concurrency)
+    register_subscribers(
+        broker,
+        settings.topics,
+        wiring.store,
+        settings.max_concurrency,
+        settings.kafka_fetch_max_wait_ms,
+    )
     return service_app(
         name="memory",
         settings=settings,

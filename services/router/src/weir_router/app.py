@@ -29,12 +29,14 @@ def create_app(settings: RouterSettings, llm_settings: LLMSettings | None = None
     )
     topics = settings.topics
     workers = settings.max_concurrent_generations
+    wait = settings.kafka_fetch_max_wait_ms
     broker.subscriber(
-        topics.of("route.requested"), **command_subscriber_options("weir.router.route", workers)
+        topics.of("route.requested"),
+        **command_subscriber_options("weir.router.route", workers, fetch_max_wait_ms=wait),
     )(handlers.on_route)
     broker.subscriber(
         topics.of("answer.generate.requested"),
-        **command_subscriber_options("weir.router.generate", workers),
+        **command_subscriber_options("weir.router.generate", workers, fetch_max_wait_ms=wait),
     )(handlers.on_generate)
 
     async def warm_up() -> None:

@@ -33,21 +33,26 @@ def make_broker(bootstrap: str, service: str, tracer_provider: TracerProvider) -
     return broker
 
 
-def subscriber_options(group: str) -> dict[str, Any]:
+def subscriber_options(group: str, *, fetch_max_wait_ms: int = 500) -> dict[str, Any]:
     """Options for a subscriber that owns durable state (the harness, the gateway).
 
     `AckPolicy.ACK` commits once the handler (or the dead-letter middleware) is done, so a
     crash mid-handler redelivers the event: at-least-once, with idempotent handlers.
     `earliest` because a new group must not skip what was published before it joined.
+    `fetch_max_wait_ms` bounds a fetch's long poll (brokers that do not wake a multi-partition
+    fetch when data arrives, like tansu, need it small).
     """
     return {
         "group_id": group,
         "ack_policy": AckPolicy.ACK,
         "auto_offset_reset": "earliest",
+        "fetch_max_wait_ms": fetch_max_wait_ms,
     }
 
 
-def command_subscriber_options(group: str, max_workers: int) -> dict[str, Any]:
+def command_subscriber_options(
+    group: str, max_workers: int, *, fetch_max_wait_ms: int = 500
+) -> dict[str, Any]:
     """Options for a worker consuming the harness's step commands, handled concurrently.
 
     Commands are acknowledged on receipt so that `max_workers` of them (slow model calls)
@@ -59,6 +64,7 @@ def command_subscriber_options(group: str, max_workers: int) -> dict[str, Any]:
         "ack_policy": AckPolicy.ACK_FIRST,
         "auto_offset_reset": "earliest",
         "max_workers": max_workers,
+        "fetch_max_wait_ms": fetch_max_wait_ms,
     }
 
 
