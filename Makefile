@@ -52,7 +52,7 @@ test-e2e:  ## the whole product as separate processes over Apache Kafka
 lint: setup  ## ruff + mypy (strict)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	$(PY) -m mypy libs/common/src deploy/src services/*/src
+	$(PY) -m mypy libs/common deploy services/*/src $(wildcard services/*/tests/*.py) bench tests
 
 contract:  ## regenerate docs/asyncapi.json (the event contract) after an intended change
 	WEIR_UPDATE_CONTRACT=1 $(PYTEST) tests/contract -q

@@ -36,20 +36,22 @@ async def test_poison_is_parked_and_trace_context_crosses_the_hop(
     parked: list[KafkaMessage] = []
     got_route, got_dead = asyncio.Event(), asyncio.Event()
 
-    @broker.subscriber(requests, **subscriber_options(f"{topics.prefix}a"))
     async def on_request(event: ChatRequested) -> None:
         handled.append(event)
         await publish(broker, topics, RouteRequested(query=event.text, run_id=event.run_id))
 
-    @broker.subscriber(routes, **subscriber_options(f"{topics.prefix}b"))
     async def on_route(event: RouteRequested) -> None:
         routed.append(event)
         got_route.set()
 
-    @broker.subscriber(Topics.dead_letter(requests), **subscriber_options(f"{topics.prefix}c"))
     async def on_dead(body: Any, msg: KafkaMessage) -> None:
         parked.append(msg)
         got_dead.set()
+
+    broker.subscriber(requests, **subscriber_options(f"{topics.prefix}a"))(on_request)
+    broker.subscriber(routes, **subscriber_options(f"{topics.prefix}b"))(on_route)
+    dead_letters = Topics.dead_letter(requests)
+    broker.subscriber(dead_letters, **subscriber_options(f"{topics.prefix}c"))(on_dead)
 
     async with broker:
         await broker.start()

@@ -24,15 +24,16 @@ def _wire() -> tuple[KafkaBroker, list[ChatRequested], list[KafkaMessage]]:
     parked: list[KafkaMessage] = []
     topic = TOPICS.of("chat.requested")
 
-    @broker.subscriber(topic, **subscriber_options("g"))
     async def handle(event: ChatRequested) -> None:
         if event.text == "boom":
             raise RuntimeError("handler exploded")
         good.append(event)
 
-    @broker.subscriber(Topics.dead_letter(topic), **subscriber_options("dlq-reader"))
     async def dead(body: Any, msg: KafkaMessage) -> None:
         parked.append(msg)
+
+    broker.subscriber(topic, **subscriber_options("g"))(handle)
+    broker.subscriber(Topics.dead_letter(topic), **subscriber_options("dlq-reader"))(dead)
 
     return broker, good, parked
 

@@ -11,7 +11,9 @@ from weir_common.events import (
     EVENT_ADAPTER,
     AnswerDelta,
     ChatRequested,
+    Intent,
     MemoryContextReady,
+    Route,
     RouteDecided,
     decode_event,
 )
@@ -52,7 +54,7 @@ def test_unknown_fields_are_ignored_for_forward_compatibility() -> None:
 def test_results_copy_the_envelope_of_their_command() -> None:
     chat = ChatRequested(text="hi", reply_to="r", run_id="r1", conversation_id="c1", user_id="u1")
     result = RouteDecided(
-        request_id=chat.event_id, intent="chat", route="plain_chat", **chat.envelope()
+        request_id=chat.event_id, intent=Intent.CHAT, route=Route.PLAIN_CHAT, **chat.envelope()
     )
     assert (result.run_id, result.conversation_id, result.user_id) == ("r1", "c1", "u1")
 
