@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import FastAPI, WebSocket
+from fastapi import FastAPI, WebSocket, status
 
 from weir_common.bus import make_broker, subscriber_options
 from weir_common.logs import setup_logging
 from weir_common.runtime import service_app
 from weir_common.telemetry import setup_tracing
+from weir_gateway.auth import ws_principal
 from weir_gateway.handlers import ChatConnection, ReplyHandler
 from weir_gateway.service import ReplyHub
 from weir_gateway.settings import GatewaySettings
@@ -36,9 +37,17 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         on_shutdown=[flush_traces],
     )
 
+    app.state.settings = settings
+
     @app.websocket("/ws/chat")
     async def chat(ws: WebSocket) -> None:
-        user = ws.headers.get("x-user-id") or ws.query_params.get("user") or settings.default_user
-        await ChatConnection(ws, user, hub=hub, broker=broker, settings=settings).serve()
+        principal = ws_principal(ws, settings)
+        if principal is None:
+            await ws.close(code=status.WS_1008_POLICY_VIOLATION, reason="invalid token")
+            return
+        connection = ChatConnection(
+            ws, principal.user_id, hub=hub, broker=broker, settings=settings
+        )
+        await connection.serve()
 
     return app

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 
 from weir_common.settings import WeirSettings
 
@@ -19,3 +19,9 @@ class GatewaySettings(WeirSettings):
     max_frame_bytes: int = Field(default=64 * 1024, description="Largest accepted client frame.")
     max_message_chars: int = Field(default=8000, description="Longest accepted chat message.")
     default_user: str = Field(default="anonymous", description="User when none is given.")
+    auth_tokens: SecretStr = Field(
+        default=SecretStr(""), description='Bearer tokens: "token=user[:admin],...".'
+    )
+    trust_user_headers: bool = Field(
+        default=True, description="Believe X-User-Id / X-User-Role from an upstream proxy."
+    )
