@@ -13,6 +13,9 @@ DLQ_SUFFIX = ".dlq"
 HARNESS_RESULT_TYPES = (
     "memory.context.ready",
     "route.decided",
+    "rag.retrieve.completed",
+    "tools.call.completed",
+    "react.step.decided",
     "answer.generated",
     "turn.recorded",
     "step.failed",
@@ -21,8 +24,17 @@ COMMAND_TYPES = (
     "chat.requested",
     "memory.context.requested",
     "route.requested",
+    "rag.retrieve.requested",
+    "tools.call.requested",
+    "react.step.requested",
     "answer.generate.requested",
     "turn.completed",
+    "ingest.requested",
+)
+FACT_TYPES = (
+    "ingest.completed",
+    "ingest.failed",
+    "tools.catalog.updated",
 )
 
 
@@ -51,5 +63,5 @@ class Topics:
 
     def all_fixed(self) -> list[str]:
         """Every topic of the catalogue except reply topics, with their dead-letter topics."""
-        names = [self.of(t) for t in (*COMMAND_TYPES, *HARNESS_RESULT_TYPES)]
+        names = [self.of(t) for t in (*COMMAND_TYPES, *HARNESS_RESULT_TYPES, *FACT_TYPES)]
         return [*names, *(self.dead_letter(n) for n in names)]

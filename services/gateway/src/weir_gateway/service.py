@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import NAMESPACE_URL, uuid5
 
-from weir_common.events import AnswerDelta, Reply, RunCompleted, RunFailed
+from weir_common.events import AnswerDelta, Reply, RunCompleted, RunFailed, RunStep
 
 Frame = dict[str, Any]
 
@@ -75,6 +75,11 @@ class ReplyHub:
         ids = {"conversation_id": stream.conversation_id, "id": stream.client_message_id}
         if isinstance(reply, AnswerDelta):
             return stream.accept(reply)
+        if isinstance(reply, RunStep):
+            step = {"kind": reply.kind, "content": reply.content, "tool": reply.tool}
+            return [{"type": "step", "run_id": stream.run_id, **step}]
+        if not isinstance(reply, RunCompleted | RunFailed):
+            return []  # ingestion outcomes are for batch jobs, not chat connections
         del self._routes[stream.run_id]
         if isinstance(reply, RunCompleted):
             return [
@@ -88,7 +93,6 @@ class ReplyHub:
                     **ids,
                 }
             ]
-        assert isinstance(reply, RunFailed)
         return [
             {
                 "type": "error",

@@ -8,6 +8,14 @@ from pydantic import Field, TypeAdapter
 
 from weir_common.events.base import Event, StepCommand, StepResult, new_id, utcnow
 from weir_common.events.chat import AnswerDelta, ChatRequested, RunCompleted, RunFailed
+from weir_common.events.parts import Observation, Passage
+from weir_common.events.rag import (
+    IngestCompleted,
+    IngestFailed,
+    IngestRequested,
+    RagRetrieveCompleted,
+    RagRetrieveRequested,
+)
 from weir_common.events.steps import (
     AnswerGenerated,
     AnswerGenerateRequested,
@@ -23,6 +31,16 @@ from weir_common.events.steps import (
     TurnCompleted,
     TurnRecorded,
 )
+from weir_common.events.tools import (
+    ReactStepDecided,
+    ReactStepRequested,
+    RunStep,
+    ServerStatus,
+    ToolInfo,
+    ToolsCallCompleted,
+    ToolsCallRequested,
+    ToolsCatalogUpdated,
+)
 
 AnyEvent = Annotated[
     ChatRequested
@@ -37,18 +55,39 @@ AnyEvent = Annotated[
     | AnswerGenerated
     | TurnCompleted
     | TurnRecorded
-    | StepFailed,
+    | StepFailed
+    | IngestRequested
+    | IngestCompleted
+    | IngestFailed
+    | RagRetrieveRequested
+    | RagRetrieveCompleted
+    | ToolsCatalogUpdated
+    | ToolsCallRequested
+    | ToolsCallCompleted
+    | ReactStepRequested
+    | ReactStepDecided
+    | RunStep,
     Field(discriminator="type"),
 ]
 """Any event of the catalogue, told apart by its `type`."""
 
 HarnessResult = Annotated[
-    MemoryContextReady | RouteDecided | AnswerGenerated | TurnRecorded | StepFailed,
+    MemoryContextReady
+    | RouteDecided
+    | RagRetrieveCompleted
+    | ToolsCallCompleted
+    | ReactStepDecided
+    | AnswerGenerated
+    | TurnRecorded
+    | StepFailed,
     Field(discriminator="type"),
 ]
 """A worker's result that the harness consumes."""
 
-Reply = Annotated[AnswerDelta | RunCompleted | RunFailed, Field(discriminator="type")]
+Reply = Annotated[
+    AnswerDelta | RunCompleted | RunFailed | RunStep | IngestCompleted | IngestFailed,
+    Field(discriminator="type"),
+]
 """What a requester reads on its `reply_to` topic."""
 
 EVENT_ADAPTER: TypeAdapter[AnyEvent] = TypeAdapter(AnyEvent)
@@ -70,19 +109,34 @@ __all__ = [
     "ChatRequested",
     "Event",
     "HarnessResult",
+    "IngestCompleted",
+    "IngestFailed",
+    "IngestRequested",
     "Intent",
     "MemoryContext",
     "MemoryContextReady",
     "MemoryContextRequested",
+    "Observation",
+    "Passage",
+    "RagRetrieveCompleted",
+    "RagRetrieveRequested",
+    "ReactStepDecided",
+    "ReactStepRequested",
     "Reply",
     "Route",
     "RouteDecided",
     "RouteRequested",
     "RunCompleted",
     "RunFailed",
+    "RunStep",
+    "ServerStatus",
     "StepCommand",
     "StepFailed",
     "StepResult",
+    "ToolInfo",
+    "ToolsCallCompleted",
+    "ToolsCallRequested",
+    "ToolsCatalogUpdated",
     "Turn",
     "TurnCompleted",
     "TurnRecorded",

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from weir_common.events.base import StepCommand, StepResult
+from weir_common.events.parts import Observation, Passage
 
 
 class Turn(BaseModel):
@@ -92,6 +93,12 @@ class AnswerGenerateRequested(StepCommand):
     route: Route = Route.PLAIN_CHAT
     capability_notes: list[str] = Field(
         default_factory=list, description="What is connected and what is not (F03)."
+    )
+    evidence: list[Passage] = Field(
+        default_factory=list, description="Retrieved passages to answer from, with citations."
+    )
+    observations: list[Observation] = Field(
+        default_factory=list, description="What the tools returned in this run."
     )
 
 
