@@ -1,0 +1,1 @@
+"""Index interfaces and engine adapters."""
