@@ -10,6 +10,7 @@ from fastapi import FastAPI, HTTPException
 from fastapi.encoders import jsonable_encoder
 
 from weir_common.bus import make_broker, subscriber_options
+from weir_common.events import new_id
 from weir_common.logs import setup_logging
 from weir_common.runtime import service_app
 from weir_common.telemetry import setup_tracing
@@ -36,6 +37,11 @@ def create_app(settings: HarnessSettings) -> FastAPI:
         *topics.harness_results(),
         **subscriber_options("weir.harness.results", fetch_max_wait_ms=wait),
     )(handlers.on_result)
+    # every instance reads the whole catalogue history (its own group); the latest one wins
+    broker.subscriber(
+        topics.of("tools.catalog.updated"),
+        **subscriber_options(f"weir.harness.catalog.{new_id()}", fetch_max_wait_ms=wait),
+    )(handlers.on_catalog)
     sweeper: list[asyncio.Task[None]] = []
 
     async def start_sweeper() -> None:

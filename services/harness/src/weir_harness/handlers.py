@@ -12,7 +12,7 @@ from opentelemetry import trace
 from opentelemetry.propagate import extract
 
 from weir_common.bus import publish
-from weir_common.events import ChatRequested, HarnessResult
+from weir_common.events import ChatRequested, HarnessResult, ToolsCatalogUpdated
 from weir_common.telemetry import current_traceparent
 from weir_common.topics import Topics
 from weir_harness.service import Outgoing, RunService
@@ -36,6 +36,11 @@ class HarnessHandlers:
     async def on_result(self, event: HarnessResult) -> None:
         """A worker's result moves its run forward."""
         await self._emit(await self._service.on_result(event))
+
+    async def on_catalog(self, event: ToolsCatalogUpdated) -> None:
+        """Keep the latest tool catalogue: it decides the tool routes and capability status."""
+        self._service.capabilities.update(event)
+        log.info("catalog.updated", tools=len(event.tools), servers=len(event.servers))
 
     async def sweep_forever(self, interval_s: float) -> None:
         """Re-send commands whose retry time or deadline has come, until cancelled."""

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from pydantic import BaseModel, Field
 
-from weir_common.events import ChatRequested, Intent, MemoryContext, Route
+from weir_common.events import (
+    ChatRequested,
+    Intent,
+    MemoryContext,
+    Observation,
+    Passage,
+    Route,
+)
 
 
 class RunStatus(StrEnum):
@@ -35,6 +44,27 @@ class RunState(BaseModel):
     offline: bool = False
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    evidence: list[Passage] = Field(default_factory=list)
+    observations: list[Observation] = Field(default_factory=list)
+    model_turns: int = Field(default=0, description="Model calls this run made (F24).")
+    tool_calls: int = Field(default=0, description="Tool calls this run made (F24).")
+    call_counts: dict[str, int] = Field(default_factory=dict, description="Per tool+arguments.")
+    next_call: PlannedCall | None = None
+    loop_started_at: datetime | None = None
+    stop_reason: str | None = Field(default=None, description="Which budget ended the loop.")
+
+
+class PlannedCall(BaseModel):
+    """The tool call the planner chose, waiting to be sent."""
+
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    thought: str = ""
+
+    @property
+    def signature(self) -> str:
+        """Tool plus canonical arguments: identical calls have the same signature."""
+        return f"{self.tool}:{json.dumps(self.arguments, sort_keys=True, ensure_ascii=False)}"
 
 
 class Run(BaseModel):
@@ -53,3 +83,6 @@ class Run(BaseModel):
     retry_at: datetime | None = None
     traceparent: str | None = None
     error: str | None = None
+
+
+RunState.model_rebuild()

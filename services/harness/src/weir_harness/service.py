@@ -14,21 +14,19 @@ from datetime import UTC, datetime, timedelta
 
 import structlog
 
-from weir_common.events import (
-    AnswerGenerated,
-    ChatRequested,
-    Event,
-    HarnessResult,
-    MemoryContextReady,
-    RouteDecided,
-    RunCompleted,
-    RunFailed,
-    StepFailed,
-)
+from weir_common.events import ChatRequested, Event, HarnessResult, RunFailed, StepFailed
+from weir_harness.capabilities import Capabilities
 from weir_harness.models import Run, RunStatus
 from weir_harness.repository import RunRepository, RunTx
 from weir_harness.settings import HarnessSettings
-from weir_harness.steps import FIRST_STEP, NEXT_STEP, build_command
+from weir_harness.steps import FIRST_STEP, LOOP_STEPS, PLAN, build_command
+from weir_harness.transitions import (
+    Decision,
+    counts_as_model_turn,
+    decide,
+    out_of_time,
+    stop_for_time,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -56,11 +54,16 @@ class RunService:
     """Drives runs from `chat.requested` to `run.completed` or `run.failed`."""
 
     def __init__(
-        self, repo: RunRepository, settings: HarnessSettings, clock: Clock | None = None
+        self,
+        repo: RunRepository,
+        settings: HarnessSettings,
+        clock: Clock | None = None,
+        capabilities: Capabilities | None = None,
     ) -> None:
         self._repo = repo
         self._settings = settings
         self._now = clock or (lambda: datetime.now(UTC))
+        self.capabilities = capabilities or Capabilities(rag=settings.rag_connected)
 
     async def on_chat(self, event: ChatRequested, traceparent: str | None) -> list[Outgoing]:
         """Open a run for the request; start it unless its conversation is busy."""
@@ -107,8 +110,9 @@ class RunService:
             if isinstance(result, StepFailed):
                 await self._failed(tx, run, result.reason, result.transient, out)
             else:
-                _absorb(run, result)
-                await self._advance(tx, run, result.type, out)
+                await self._apply(
+                    tx, run, decide(run, result, self.capabilities, self._settings), out
+                )
         return out.items
 
     async def resume(self) -> int:
@@ -124,6 +128,8 @@ class RunService:
             for run in await tx.due(now):
                 if run.retry_at is not None and run.retry_at <= now:
                     await self._send(tx, run, run.step or FIRST_STEP, run.attempt + 1, out)
+                elif run.step is not None and out_of_time(run, run.step, self._settings, now):
+                    await self._apply(tx, run, stop_for_time(run, self._settings), out)
                 elif run.deadline is not None and run.deadline <= now:
                     await tx.add_step(
                         run, "timeout", run.pending_event_id or "", {"deadline": str(run.deadline)}
@@ -136,29 +142,38 @@ class RunService:
         await self._send(tx, run, FIRST_STEP, 1, out)
 
     async def _send(self, tx: RunTx, run: Run, step: str, attempt: int, out: _Out) -> None:
-        command = build_command(
-            run,
-            step,
-            attempt,
-            rag=self._settings.rag_connected,
-            tools=self._settings.tools_connected,
-        )
+        now = self._now()
+        if out_of_time(run, step, self._settings, now):
+            await self._apply(tx, run, stop_for_time(run, self._settings), out)
+            return
+        state = run.state
+        if step == PLAN and state.loop_started_at is None:
+            state.loop_started_at = now
+        if attempt == 1 and counts_as_model_turn(step):
+            state.model_turns += 1
+        command = build_command(run, step, attempt, self.capabilities, self._settings)
         run.step, run.attempt, run.pending_event_id = step, attempt, command.event_id
         run.retry_at = None
-        run.deadline = self._now() + timedelta(seconds=self._settings.timeout_for(step))
+        run.deadline = now + timedelta(seconds=self._settings.timeout_for(step))
+        if step in LOOP_STEPS and state.loop_started_at is not None:
+            loop_end = state.loop_started_at + timedelta(
+                seconds=self._settings.agent_max_runtime_seconds
+            )
+            run.deadline = min(run.deadline, loop_end)
         await tx.add_step(run, "command", command.event_id, command.model_dump(mode="json"))
         await tx.save(run)
         out.add(command, run=run)
 
-    async def _advance(self, tx: RunTx, run: Run, result_type: str, out: _Out) -> None:
-        if result_type == "answer.generated":
-            out.add(_completed(run), topic=run.request.reply_to, run=run)
-            run.status = RunStatus.FINISHING
-        following = NEXT_STEP[result_type]
-        if following is not None:
-            await self._send(tx, run, following, 1, out)
-            return
-        await self._close(tx, run, RunStatus.COMPLETED, out)
+    async def _apply(self, tx: RunTx, run: Run, decision: Decision, out: _Out) -> None:
+        """Record the decision's notes, send its replies, then its next command (or close)."""
+        for kind, payload in decision.notes:
+            await tx.add_step(run, kind, "", payload)
+        for reply in decision.replies:
+            out.add(reply, topic=run.request.reply_to, run=run)
+        if decision.next_step is None:
+            await self._close(tx, run, RunStatus.COMPLETED, out)
+        else:
+            await self._send(tx, run, decision.next_step, 1, out)
 
     async def _failed(self, tx: RunTx, run: Run, reason: str, transient: bool, out: _Out) -> None:
         if transient and run.attempt < self._settings.max_attempts:
@@ -186,29 +201,3 @@ class RunService:
         queued = await tx.next_queued(run.conversation_id)
         if queued is not None:
             await self._start(tx, queued, out)
-
-
-def _absorb(run: Run, result: HarnessResult) -> None:
-    """Fold a step's result into the run's state."""
-    state = run.state
-    if isinstance(result, MemoryContextReady):
-        state.context = result.context
-    elif isinstance(result, RouteDecided):
-        state.intent, state.route, state.rule = result.intent, result.route, result.rule
-    elif isinstance(result, AnswerGenerated):
-        state.answer, state.model, state.offline = result.text, result.model, result.offline
-        state.prompt_tokens, state.completion_tokens = (
-            result.prompt_tokens,
-            result.completion_tokens,
-        )
-
-
-def _completed(run: Run) -> RunCompleted:
-    state = run.state
-    return RunCompleted(
-        text=state.answer or "",
-        intent=state.intent.value if state.intent else None,
-        route=state.route.value if state.route else None,
-        offline=state.offline,
-        **run.request.envelope(),
-    )

@@ -22,8 +22,13 @@ class HarnessSettings(WeirSettings):
     sweep_interval_s: float = Field(
         default=0.2, gt=0, description="How often deadlines are checked."
     )
-    rag_connected: bool = False
-    tools_connected: bool = False
+    rag_connected: bool = Field(default=False, description="A rag service is deployed.")
+    rag_top_k: int = Field(default=5, ge=1)
+    agent_max_model_turns: int = Field(default=6, ge=2, description="Model calls per request.")
+    agent_max_tool_calls: int = Field(default=8, ge=1, description="Tool calls per request.")
+    agent_max_repeated_tool_calls: int = Field(default=1, ge=1, description="Same tool+args.")
+    agent_max_runtime_seconds: float = Field(default=60.0, gt=0, description="Tool loop time.")
+    tool_timeout_s: float = Field(default=30.0, gt=0, description="One tool call's limit.")
 
     def timeout_for(self, step: str) -> float:
         """The deadline of one step command."""

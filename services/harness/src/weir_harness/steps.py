@@ -1,71 +1,155 @@
-"""The plain-chat route as data: which command follows which result, and how to build it."""
+"""The routes as data: which command follows which result, and how each command is built.
+
+plain chat: memory → route → generate → remember
+RAG:        memory → route → retrieve → generate → remember
+tools:      memory → route → (plan → call tool)… → generate → remember
+A route whose capability is missing goes straight to generation, whose context says so.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from weir_common.events import (
     AnswerGenerateRequested,
     Intent,
     MemoryContext,
     MemoryContextRequested,
+    RagRetrieveRequested,
+    ReactStepRequested,
     Route,
     RouteRequested,
     StepCommand,
+    ToolsCallRequested,
     TurnCompleted,
 )
+from weir_harness.capabilities import Capabilities
 from weir_harness.models import Run
+from weir_harness.settings import HarnessSettings
 
 FIRST_STEP = "memory.context.requested"
-
-NEXT_STEP: dict[str, str | None] = {
-    "memory.context.ready": "route.requested",
-    "route.decided": "answer.generate.requested",
-    "answer.generated": "turn.completed",
-    "turn.recorded": None,
-}
-"""After a result of this type, send this command (None: the run is done)."""
+GENERATE = "answer.generate.requested"
+PLAN = "react.step.requested"
+CALL = "tools.call.requested"
+RETRIEVE = "rag.retrieve.requested"
+LOOP_STEPS = (PLAN, CALL)
 
 
-def capability_notes(route: Route | None, *, rag: bool, tools: bool) -> list[str]:
-    """What the answer must admit it cannot reach (F03), for the chosen route."""
-    notes: list[str] = []
-    if route is Route.RAG and not rag:
-        notes.append(
-            "The knowledge base is not connected: no documents were searched for this answer."
-        )
-    if route in (Route.SINGLE_TOOL, Route.REACT) and not tools:
-        notes.append(
-            "No tools are connected: no live data can be fetched and no action can be taken."
-        )
-    return notes
+def after_route(run: Run, caps: Capabilities) -> str:
+    """The step after the route is known."""
+    route = run.state.route
+    if route is Route.RAG and caps.rag:
+        return RETRIEVE
+    if route in (Route.SINGLE_TOOL, Route.REACT) and caps.has_tools:
+        return PLAN
+    return GENERATE
 
 
-def build_command(run: Run, step: str, attempt: int, *, rag: bool, tools: bool) -> StepCommand:
-    """The command for `step` of `run`, from the request and the snapshotted results."""
+def after_observation(run: Run, settings: HarnessSettings) -> str:
+    """After a tool result (or a refused call): plan again, or answer."""
+    state = run.state
+    if run.state.route is Route.SINGLE_TOOL and state.tool_calls >= 1:
+        return GENERATE
+    if state.tool_calls >= settings.agent_max_tool_calls:
+        state.stop_reason = f"the tool-call budget ({settings.agent_max_tool_calls}) is used up"
+        return GENERATE
+    if state.model_turns >= settings.agent_max_model_turns - 1:  # keep one for the answer
+        state.stop_reason = f"the model-turn budget ({settings.agent_max_model_turns}) is used up"
+        return GENERATE
+    return PLAN
+
+
+Builder = Callable[[Run, Capabilities, HarnessSettings], StepCommand]
+
+
+def _memory(run: Run, caps: Capabilities, settings: HarnessSettings) -> StepCommand:
+    req = run.request
+    return MemoryContextRequested(query=req.text, private=req.private, **req.envelope())
+
+
+def _route(run: Run, caps: Capabilities, settings: HarnessSettings) -> StepCommand:
+    return RouteRequested(query=run.request.text, **run.request.envelope())
+
+
+def _retrieve(run: Run, caps: Capabilities, settings: HarnessSettings) -> StepCommand:
+    req = run.request
+    return RagRetrieveRequested(query=req.text, top_k=settings.rag_top_k, **req.envelope())
+
+
+def _plan(run: Run, caps: Capabilities, settings: HarnessSettings) -> StepCommand:
     req, state = run.request, run.state
-    envelope = req.envelope()
-    if step == "memory.context.requested":
-        return MemoryContextRequested(
-            query=req.text, private=req.private, attempt=attempt, **envelope
-        )
-    if step == "route.requested":
-        return RouteRequested(query=req.text, attempt=attempt, **envelope)
-    if step == "answer.generate.requested":
-        return AnswerGenerateRequested(
-            query=req.text,
-            reply_to=req.reply_to,
-            context=state.context or MemoryContext(),
-            intent=state.intent or Intent.CHAT,
-            route=state.route or Route.PLAIN_CHAT,
-            capability_notes=capability_notes(state.route, rag=rag, tools=tools),
-            attempt=attempt,
-            **envelope,
-        )
-    if step == "turn.completed":
-        return TurnCompleted(
-            user_text=req.text,
-            assistant_text=state.answer or "",
-            private=req.private,
-            attempt=attempt,
-            **envelope,
-        )
-    raise ValueError(f"unknown step {step!r}")
+    return ReactStepRequested(
+        query=req.text,
+        context=state.context or MemoryContext(),
+        observations=state.observations,
+        model_turns_left=max(settings.agent_max_model_turns - state.model_turns - 1, 0),
+        tool_calls_left=_tool_calls_left(run, settings),
+        **req.envelope(),
+    )
+
+
+def _call(run: Run, caps: Capabilities, settings: HarnessSettings) -> StepCommand:
+    call = run.state.next_call
+    if call is None:
+        raise ValueError("no planned tool call to send")
+    return ToolsCallRequested(
+        tool=call.tool,
+        arguments=call.arguments,
+        idempotency_key=f"{run.run_id}:{run.state.tool_calls}",
+        timeout_s=settings.tool_timeout_s,
+        **run.request.envelope(),
+    )
+
+
+def _generate(run: Run, caps: Capabilities, settings: HarnessSettings) -> StepCommand:
+    req, state = run.request, run.state
+    notes = caps.status(state.route)
+    if state.stop_reason:
+        notes.append(f"The tool loop stopped early: {state.stop_reason}.")
+    return AnswerGenerateRequested(
+        query=req.text,
+        reply_to=req.reply_to,
+        context=state.context or MemoryContext(),
+        intent=state.intent or Intent.CHAT,
+        route=state.route or Route.PLAIN_CHAT,
+        capability_notes=notes,
+        evidence=state.evidence,
+        observations=state.observations,
+        **req.envelope(),
+    )
+
+
+def _remember(run: Run, caps: Capabilities, settings: HarnessSettings) -> StepCommand:
+    req = run.request
+    return TurnCompleted(
+        user_text=req.text,
+        assistant_text=run.state.answer or "",
+        private=req.private,
+        **req.envelope(),
+    )
+
+
+BUILDERS: dict[str, Builder] = {
+    FIRST_STEP: _memory,
+    "route.requested": _route,
+    RETRIEVE: _retrieve,
+    PLAN: _plan,
+    CALL: _call,
+    GENERATE: _generate,
+    "turn.completed": _remember,
+}
+
+
+def build_command(
+    run: Run, step: str, attempt: int, caps: Capabilities, settings: HarnessSettings
+) -> StepCommand:
+    """The command for `step` of `run`, from the request and the snapshotted results."""
+    builder = BUILDERS.get(step)
+    if builder is None:
+        raise ValueError(f"unknown step {step!r}")
+    return builder(run, caps, settings).model_copy(update={"attempt": attempt})
+
+
+def _tool_calls_left(run: Run, settings: HarnessSettings) -> int:
+    allowed = 1 if run.state.route is Route.SINGLE_TOOL else settings.agent_max_tool_calls
+    return max(allowed - run.state.tool_calls, 0)

@@ -6,16 +6,21 @@ import asyncio
 
 from fastapi import FastAPI
 
-from weir_common.bus import command_subscriber_options, make_broker
+from weir_common.bus import command_subscriber_options, make_broker, subscriber_options
+from weir_common.embeddings import make_embedder
+from weir_common.events import new_id
 from weir_common.llm import LLMSettings, make_llm_client
 from weir_common.llm.litellm_support import import_litellm
 from weir_common.logs import setup_logging
 from weir_common.runtime import service_app
 from weir_common.telemetry import setup_tracing
-from weir_router.handlers import RouterHandlers
+from weir_router.catalog import Catalog
+from weir_router.handlers import Planner, RouterHandlers
 from weir_router.intent import IntentClassifier
+from weir_router.planner import LLMPlanner, RulePlanner
 from weir_router.service import AnswerGenerator
 from weir_router.settings import RouterSettings
+from weir_router.shortlist import Shortlister
 
 
 def create_app(settings: RouterSettings, llm_settings: LLMSettings | None = None) -> FastAPI:
@@ -24,8 +29,19 @@ def create_app(settings: RouterSettings, llm_settings: LLMSettings | None = None
     provider = setup_tracing("router", settings.otel_exporter_otlp_endpoint)
     broker = make_broker(settings.kafka_bootstrap_servers, "router", provider)
     llm = make_llm_client(llm_settings or LLMSettings())
+    shortlister = Shortlister(make_embedder, max_tools=settings.planner_max_tools)
+    planner: Planner = (
+        LLMPlanner(llm, shortlister)
+        if llm is not None
+        else RulePlanner(shortlister, settings.planner_min_similarity)
+    )
     handlers = RouterHandlers(
-        IntentClassifier(), AnswerGenerator(llm, settings), broker, settings.topics
+        IntentClassifier(),
+        AnswerGenerator(llm, settings),
+        broker,
+        settings.topics,
+        planner=planner,
+        catalog=Catalog(),
     )
     topics = settings.topics
     workers = settings.max_concurrent_generations
@@ -34,6 +50,15 @@ def create_app(settings: RouterSettings, llm_settings: LLMSettings | None = None
         topics.of("route.requested"),
         **command_subscriber_options("weir.router.route", workers, fetch_max_wait_ms=wait),
     )(handlers.on_route)
+    broker.subscriber(
+        topics.of("react.step.requested"),
+        **command_subscriber_options("weir.router.plan", workers, fetch_max_wait_ms=wait),
+    )(handlers.on_react_step)
+    # every instance reads the whole catalogue history (its own group); the latest one wins
+    broker.subscriber(
+        topics.of("tools.catalog.updated"),
+        **subscriber_options(f"weir.router.catalog.{new_id()}", fetch_max_wait_ms=wait),
+    )(handlers.on_catalog)
     broker.subscriber(
         topics.of("answer.generate.requested"),
         **command_subscriber_options("weir.router.generate", workers, fetch_max_wait_ms=wait),

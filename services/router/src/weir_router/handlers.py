@@ -2,17 +2,39 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import structlog
 from faststream.kafka import KafkaBroker
 
 from weir_common.bus import Deduper, MemoryDeduper, publish
-from weir_common.events import AnswerDelta, AnswerGenerateRequested, RouteRequested, StepFailed
+from weir_common.events import (
+    AnswerDelta,
+    AnswerGenerateRequested,
+    ReactStepDecided,
+    ReactStepRequested,
+    RouteRequested,
+    StepCommand,
+    StepFailed,
+    ToolInfo,
+    ToolsCatalogUpdated,
+)
 from weir_common.llm import LLMError
 from weir_common.topics import Topics
+from weir_router.catalog import Catalog
 from weir_router.intent import IntentClassifier
+from weir_router.planner import RulePlanner
 from weir_router.service import AnswerGenerator, decide_route
 
 log = structlog.get_logger(__name__)
+
+
+class Planner(Protocol):
+    """Decides one ReAct step (rule-based offline, or the PRO model)."""
+
+    async def decide(self, cmd: ReactStepRequested, tools: dict[str, ToolInfo]) -> ReactStepDecided:
+        """The next tool call, or none."""
+        ...
 
 
 class RouterHandlers:
@@ -24,9 +46,14 @@ class RouterHandlers:
         generator: AnswerGenerator,
         broker: KafkaBroker,
         topics: Topics,
+        *,
+        planner: Planner | None = None,
+        catalog: Catalog | None = None,
     ) -> None:
         self._classifier, self._generator = classifier, generator
         self._broker, self._topics = broker, topics
+        self._planner = planner or RulePlanner(None)
+        self._catalog = catalog or Catalog()
         # a redelivered command must not pay for a second model call; retries from the
         # harness carry new event ids, so they are never mistaken for duplicates
         self._done: Deduper = MemoryDeduper()
@@ -34,6 +61,31 @@ class RouterHandlers:
     async def on_route(self, cmd: RouteRequested) -> None:
         """Classify and answer with the route."""
         await publish(self._broker, self._topics, decide_route(self._classifier, cmd))
+
+    async def on_catalog(self, event: ToolsCatalogUpdated) -> None:
+        """Keep the latest tool catalogue for planning."""
+        self._catalog.update(event)
+
+    async def on_react_step(self, cmd: ReactStepRequested) -> None:
+        """Plan the next step of a tool loop and report it to the harness."""
+        try:
+            decided = await self._planner.decide(cmd, self._catalog.tools)
+        except LLMError as exc:
+            await self._fail(cmd, exc)
+            return
+        await publish(self._broker, self._topics, decided)
+
+    async def _fail(self, cmd: StepCommand, exc: LLMError) -> None:
+        step = str(getattr(cmd, "type", ""))
+        log.warning("step.failed", step=step, run_id=cmd.run_id, transient=exc.transient)
+        failed = StepFailed(
+            request_id=cmd.event_id,
+            step=step,
+            reason=str(exc),
+            transient=exc.transient,
+            **cmd.envelope(),
+        )
+        await publish(self._broker, self._topics, failed)
 
     async def on_generate(self, cmd: AnswerGenerateRequested) -> None:
         """Stream the answer to the requester, then report it to the harness."""

@@ -6,6 +6,7 @@ from html import escape
 
 from weir_common.events import AnswerGenerateRequested
 from weir_common.llm import ChatMessage
+from weir_router.toolplan import plan_tools
 
 SYSTEM = (
     "You are weir, a helpful assistant. Answer in the language of the user's message. "
@@ -21,6 +22,29 @@ def wrap_user_query(text: str) -> str:
     return f"<user_query>{escape(text, quote=False)}</user_query>"
 
 
+def _evidence_block(cmd: AnswerGenerateRequested) -> list[str]:
+    parts = []
+    if cmd.evidence:
+        passages = "\n".join(
+            f"[{i}] ({p.source}{', ' + p.locator if p.locator else ''}) {p.text}"
+            for i, p in enumerate(cmd.evidence, 1)
+        )
+        parts.append(
+            "<evidence>\nAnswer from these passages and cite them as [n] with their source.\n"
+            f"{passages}\n</evidence>"
+        )
+    if cmd.observations:
+        results = "\n".join(
+            f"- {o.tool}({o.arguments}){' [error]' if o.is_error else ''}: {o.content}"
+            for o in cmd.observations
+        )
+        parts.append(f"<tool_results>\n{results}\n</tool_results>")
+    contract = plan_tools(cmd.query).answer_contract
+    if contract and cmd.observations:
+        parts.append(f"<answer_contract>{contract}</answer_contract>")
+    return parts
+
+
 def _context_block(cmd: AnswerGenerateRequested) -> str:
     parts = []
     status = cmd.capability_notes or ["All capabilities this route needs are available."]
@@ -30,6 +54,7 @@ def _context_block(cmd: AnswerGenerateRequested) -> str:
     if cmd.context.facts:
         facts = "\n".join(f"- {f}" for f in cmd.context.facts)
         parts.append(f"<remembered_facts>\n{facts}\n</remembered_facts>")
+    parts.extend(_evidence_block(cmd))
     return "\n".join(parts)
 
 

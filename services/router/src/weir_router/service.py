@@ -15,6 +15,7 @@ from weir_common.events import (
     RouteRequested,
 )
 from weir_common.llm import (
+    EvidencePassage,
     LLMClient,
     OfflineRequest,
     StreamEnd,
@@ -83,12 +84,23 @@ class AnswerGenerator:
         )
 
     async def _offline(self, cmd: AnswerGenerateRequested, out: Coalescer) -> AnswerGenerated:
+        evidence = [
+            EvidencePassage(source=p.source, locator=p.locator, text=p.text) for p in cmd.evidence
+        ] + [
+            EvidencePassage(source=f"tool {o.tool}", locator=str(o.arguments or ""), text=o.content)
+            for o in cmd.observations
+            if not o.is_error
+        ]
+        notes = list(cmd.capability_notes) + [
+            f"The tool {o.tool} failed: {o.content}" for o in cmd.observations if o.is_error
+        ]
         answer = offline_answer(
             OfflineRequest(
                 question=cmd.query,
                 history=[(t.user, t.assistant) for t in cmd.context.history],
                 memory_facts=cmd.context.facts,
-                capability_notes=cmd.capability_notes,
+                evidence=evidence,
+                capability_notes=notes,
             )
         )
         for piece in stream_text(answer, self._settings.offline_chunk_chars):

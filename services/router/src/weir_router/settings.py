@@ -18,3 +18,7 @@ class RouterSettings(WeirSettings):
     delta_max_chars: int = Field(default=48, ge=1, description="Flush a delta at this size...")
     delta_max_delay_s: float = Field(default=0.03, gt=0, description="...or after this long.")
     offline_chunk_chars: int = Field(default=24, ge=1)
+    planner_max_tools: int = Field(default=12, ge=1, description="Tools shown to the model.")
+    planner_min_similarity: float = Field(
+        default=0.86, description="Offline planner: least similarity to pick an unnamed tool."
+    )
