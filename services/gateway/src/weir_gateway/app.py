@@ -6,10 +6,13 @@ from fastapi import FastAPI, WebSocket, status
 
 from weir_common.bus import make_broker, subscriber_options
 from weir_common.logs import setup_logging
+from weir_common.objects import LocalObjectStore
 from weir_common.runtime import service_app
 from weir_common.telemetry import setup_tracing
+from weir_gateway import knowledge_api
 from weir_gateway.auth import ws_principal
 from weir_gateway.handlers import ChatConnection, ReplyHandler
+from weir_gateway.internal import InternalClient
 from weir_gateway.service import ReplyHub
 from weir_gateway.settings import GatewaySettings
 
@@ -27,6 +30,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     broker.subscriber(reply_topic, **options)(ReplyHandler(hub).on_reply)
 
     async def flush_traces() -> None:
+        await app.state.rag.close()
         provider.shutdown()
 
     app = service_app(
@@ -37,7 +41,13 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         on_shutdown=[flush_traces],
     )
 
+    rag = InternalClient("the knowledge base", settings.weir_rag_url)
     app.state.settings = settings
+    app.state.hub = hub
+    app.state.reply_topic = reply_topic
+    app.state.objects = LocalObjectStore(settings.data_dir / "objects")
+    app.state.rag = rag
+    app.include_router(knowledge_api.router)
 
     @app.websocket("/ws/chat")
     async def chat(ws: WebSocket) -> None:

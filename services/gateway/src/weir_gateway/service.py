@@ -7,7 +7,15 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import NAMESPACE_URL, uuid5
 
-from weir_common.events import AnswerDelta, Reply, RunCompleted, RunFailed, RunStep
+from weir_common.events import (
+    AnswerDelta,
+    IngestCompleted,
+    IngestFailed,
+    Reply,
+    RunCompleted,
+    RunFailed,
+    RunStep,
+)
 
 Frame = dict[str, Any]
 
@@ -52,6 +60,15 @@ class ReplyHub:
 
     def __init__(self) -> None:
         self._routes: dict[str, tuple[RunStream, asyncio.Queue[Frame]]] = {}
+        self._ingests: dict[str, asyncio.Future[IngestCompleted | IngestFailed]] = {}
+
+    def expect_ingest(self, document_id: str) -> asyncio.Future[IngestCompleted | IngestFailed]:
+        """A future resolved by the next ingestion outcome of `document_id`."""
+        future = self._ingests.get(document_id)
+        if future is None or future.done():
+            future = asyncio.get_running_loop().create_future()
+            self._ingests[document_id] = future
+        return future
 
     def expect(self, stream: RunStream, outbox: asyncio.Queue[Frame]) -> None:
         """Send replies of `stream.run_id` to `outbox`."""
@@ -64,6 +81,11 @@ class ReplyHub:
 
     def dispatch(self, reply: Reply) -> None:
         """Turn one reply event into frames on its connection (unknown runs are ignored)."""
+        if isinstance(reply, IngestCompleted | IngestFailed):
+            waiter = self._ingests.pop(reply.document_id, None)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(reply)
+            return
         route = self._routes.get(reply.run_id or "")
         if route is None:
             return
@@ -78,10 +100,8 @@ class ReplyHub:
         if isinstance(reply, RunStep):
             step = {"kind": reply.kind, "content": reply.content, "tool": reply.tool}
             return [{"type": "step", "run_id": stream.run_id, **step}]
-        if not isinstance(reply, RunCompleted | RunFailed):
-            return []  # ingestion outcomes are for batch jobs, not chat connections
-        del self._routes[stream.run_id]
         if isinstance(reply, RunCompleted):
+            del self._routes[stream.run_id]
             return [
                 {
                     "type": "done",
@@ -93,12 +113,15 @@ class ReplyHub:
                     **ids,
                 }
             ]
-        return [
-            {
-                "type": "error",
-                "run_id": stream.run_id,
-                "code": reply.code,
-                "message": reply.reason,
-                **ids,
-            }
-        ]
+        if isinstance(reply, RunFailed):
+            del self._routes[stream.run_id]
+            return [
+                {
+                    "type": "error",
+                    "run_id": stream.run_id,
+                    "code": reply.code,
+                    "message": reply.reason,
+                    **ids,
+                }
+            ]
+        return []

@@ -22,6 +22,11 @@ class GatewaySettings(WeirSettings):
     auth_tokens: SecretStr = Field(
         default=SecretStr(""), description='Bearer tokens: "token=user[:admin],...".'
     )
+    weir_rag_url: str | None = Field(
+        default=None, description="The rag service's internal API (set by the launcher)."
+    )
+    max_upload_bytes: int = Field(default=50 * 1024 * 1024, description="Largest upload.")
+    upload_wait_s: float = Field(default=120.0, description="How long `?wait=true` waits.")
     trust_user_headers: bool = Field(
         default=True, description="Believe X-User-Id / X-User-Role from an upstream proxy."
     )

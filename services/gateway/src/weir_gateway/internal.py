@@ -1,0 +1,41 @@
+"""Calls from the gateway to the owning service's small internal HTTP API (reads a person
+waits on: document lists, chunks, memories). Errors become clear HTTP errors at the edge."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from fastapi import HTTPException, status
+
+
+class InternalClient:
+    """An HTTP client for one internal service; None URL means the service is not deployed."""
+
+    def __init__(self, name: str, base_url: str | None, timeout_s: float = 10.0) -> None:
+        self.name = name
+        self._client = httpx.AsyncClient(base_url=base_url, timeout=timeout_s) if base_url else None
+
+    async def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        """The JSON answer; 503 when the service is absent or down, its own 4xx passed on."""
+        if self._client is None:
+            raise HTTPException(
+                status.HTTP_503_SERVICE_UNAVAILABLE, f"{self.name} is not connected"
+            )
+        try:
+            response = await self._client.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            detail = f"{self.name} is unavailable: {type(exc).__name__}"
+            raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail) from exc
+        if response.status_code >= 400:
+            try:
+                detail = response.json().get("detail", response.text)
+            except ValueError:
+                detail = response.text
+            raise HTTPException(response.status_code, detail)
+        return response.json()
+
+    async def close(self) -> None:
+        """Close the connection pool."""
+        if self._client is not None:
+            await self._client.aclose()
