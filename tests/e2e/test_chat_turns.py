@@ -176,3 +176,24 @@ async def test_bad_frames_get_error_frames_and_the_connection_stays_open(chat: C
     assert (await chat.recv())["type"] == "pong"
     frames = await chat.turn("still here?")
     assert frames[-1]["type"] == "done"
+
+
+async def test_http_chat_streams_server_sent_events(product: Services, llm: ScriptedLLM) -> None:
+    llm.set_script([ScriptRule(match="SSE", text="Streaming over SSE works fine.")])
+    events: list[tuple[str, dict[str, object]]] = []
+    async with (
+        httpx.AsyncClient(base_url=product.url("gateway"), timeout=30) as http,
+        http.stream("POST", "/api/chat", json={"message": "SSE please"}) as response,
+    ):
+        assert response.headers["content-type"].startswith("text/event-stream")
+        event = ""
+        async for line in response.aiter_lines():
+            if line.startswith("event: "):
+                event = line.removeprefix("event: ")
+            elif line.startswith("data: "):
+                events.append((event, json.loads(line.removeprefix("data: "))))
+    names = [name for name, _ in events]
+    assert names[0] == "conversation_id"
+    assert names[-1] == "done"
+    text = "".join(str(data["content"]) for name, data in events if name == "text")
+    assert text == "Streaming over SSE works fine."

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from dataclasses import dataclass
 
 import structlog
 from fastapi import WebSocket, WebSocketDisconnect
@@ -106,25 +107,14 @@ class ChatConnection:
             self._error("too_large", f"message exceeds {self._settings.max_message_chars} chars")
             return
         self._conversation = frame.conversation_id or self._conversation
-        conversation = internal_conversation_id(self._user, self._conversation)
         stream = RunStream(new_id(), self._conversation, frame.id)
-        self._hub.expect(stream, self._outbox)
-        with tracer.start_as_current_span(
-            "gateway.chat", attributes={"weir.run_id": stream.run_id}
-        ):
-            await publish(
-                self._broker,
-                self._settings.topics,
-                ChatRequested(
-                    text=frame.text,
-                    reply_to=self._settings.topics.reply(f"gateway.{self._settings.instance_id}"),
-                    private=frame.private,
-                    client_message_id=frame.id,
-                    run_id=stream.run_id,
-                    conversation_id=conversation,
-                    user_id=self._user,
-                ),
-            )
+        await start_chat(
+            ChatStart(self._user, frame.text, stream, frame.private),
+            self._outbox,
+            hub=self._hub,
+            broker=self._broker,
+            settings=self._settings,
+        )
         self._outbox.put_nowait(
             {
                 "type": "accepted",
@@ -132,6 +122,43 @@ class ChatConnection:
                 "conversation_id": self._conversation,
                 "id": frame.id,
             }
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ChatStart:
+    """One chat message to publish: who, what, and the stream its answer goes to."""
+
+    user_id: str
+    text: str
+    stream: RunStream
+    private: bool = False
+
+
+async def start_chat(
+    chat: ChatStart,
+    outbox: asyncio.Queue[Frame],
+    *,
+    hub: ReplyHub,
+    broker: KafkaBroker,
+    settings: GatewaySettings,
+) -> None:
+    """Route the answer of `chat.stream` to `outbox`, then publish the request."""
+    stream = chat.stream
+    hub.expect(stream, outbox)
+    with tracer.start_as_current_span("gateway.chat", attributes={"weir.run_id": stream.run_id}):
+        await publish(
+            broker,
+            settings.topics,
+            ChatRequested(
+                text=chat.text,
+                reply_to=settings.topics.reply(f"gateway.{settings.instance_id}"),
+                private=chat.private,
+                client_message_id=stream.client_message_id,
+                run_id=stream.run_id,
+                conversation_id=internal_conversation_id(chat.user_id, stream.conversation_id),
+                user_id=chat.user_id,
+            ),
         )
 
 

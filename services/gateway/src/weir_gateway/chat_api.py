@@ -1,0 +1,87 @@
+"""Chat over HTTP with Server-Sent Events, with the event names of seed 002 (F06).
+
+`POST /api/chat {"message": …, "conversation_id": …}` answers with an SSE stream:
+`conversation_id`, `text` (pieces of the answer), `tool_call`, `tool_result`, `done`, `error`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, HTTPException, Request, status
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field
+
+from weir_common.events import new_id
+from weir_gateway.auth import Principal, http_principal
+from weir_gateway.frames import CONVERSATION_ID
+from weir_gateway.handlers import ChatStart, start_chat
+from weir_gateway.service import Frame, RunStream
+
+router = APIRouter(prefix="/api", tags=["chat"])
+
+
+class ChatBody(BaseModel):
+    """One message; a new conversation when `conversation_id` is absent."""
+
+    message: str = Field(min_length=1)
+    conversation_id: str | None = Field(default=None, pattern=CONVERSATION_ID)
+    private: bool = False
+
+
+def _sse(event: str, data: dict[str, object]) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def to_sse(frame: Frame) -> str | None:
+    """A reply frame in seed 002's SSE vocabulary (None: nothing to send)."""
+    kind = frame["type"]
+    if kind == "delta":
+        return _sse("text", {"content": frame["text"]})
+    if kind == "step" and frame["kind"] == "action":
+        return _sse("tool_call", {"name": frame["tool"], "args": frame["content"]})
+    if kind == "step" and frame["kind"] == "observation":
+        return _sse("tool_result", {"name": frame["tool"], "result": frame["content"]})
+    if kind == "done":
+        return _sse("done", {"route": frame["route"], "offline": frame["offline"]})
+    if kind == "error":
+        return _sse("error", {"message": frame["message"]})
+    return None
+
+
+@router.post("/chat")
+async def chat(
+    body: ChatBody, request: Request, caller: Annotated[Principal, Depends(http_principal)]
+) -> StreamingResponse:
+    """Publish the message and stream its answer as SSE."""
+    state = request.app.state
+    if len(body.message) > state.settings.max_message_chars:
+        limit = state.settings.max_message_chars
+        raise HTTPException(
+            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, f"message exceeds {limit} chars"
+        )
+    conversation = body.conversation_id or new_id()
+    outbox: asyncio.Queue[Frame] = asyncio.Queue()
+    stream = RunStream(new_id(), conversation, None)
+    chat_start = ChatStart(caller.user_id, body.message, stream, body.private)
+    await start_chat(
+        chat_start, outbox, hub=state.hub, broker=state.broker, settings=state.settings
+    )
+
+    async def events() -> AsyncIterator[str]:
+        yield _sse("conversation_id", {"conversation_id": conversation, "run_id": stream.run_id})
+        try:
+            while True:
+                frame = await outbox.get()
+                text = to_sse(frame)
+                if text is not None:
+                    yield text
+                if frame["type"] in ("done", "error"):
+                    return
+        finally:
+            state.hub.forget(outbox)
+
+    return StreamingResponse(events(), media_type="text/event-stream")
