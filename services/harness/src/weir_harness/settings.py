@@ -32,6 +32,8 @@ class HarnessSettings(WeirSettings):
 
     def timeout_for(self, step: str) -> float:
         """The deadline of one step command."""
+        if step == "tools.call.requested":  # the tool's own limit, then the way back
+            return self.tool_timeout_s + self.step_timeout_s
         return (
             self.generate_timeout_s if step == "answer.generate.requested" else self.step_timeout_s
         )
