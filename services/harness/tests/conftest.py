@@ -60,7 +60,7 @@ async def database_url(postgres_url: str) -> AsyncIterator[str]:
 
 @pytest.fixture
 def settings(database_url: str) -> HarnessSettings:
-    """Explicit retry and deadline policy, nothing connected."""
+    """Explicit retry, deadline and budget policy; no knowledge base, no tool catalogue."""
     return HarnessSettings(
         database_url=database_url,
         max_attempts=3,
@@ -68,7 +68,12 @@ def settings(database_url: str) -> HarnessSettings:
         step_timeout_s=15.0,
         generate_timeout_s=120.0,
         rag_connected=False,
-        tools_connected=False,
+        rag_top_k=5,
+        agent_max_model_turns=6,
+        agent_max_tool_calls=8,
+        agent_max_repeated_tool_calls=1,
+        agent_max_runtime_seconds=60.0,
+        tool_timeout_s=30.0,
     )
 
 

@@ -29,11 +29,14 @@ from weir_common.events import (
     RunFailed,
     StepCommand,
     StepFailed,
+    ToolInfo,
+    ToolsCatalogUpdated,
     Turn,
     TurnCompleted,
     TurnRecorded,
     new_id,
 )
+from weir_harness.capabilities import Capabilities
 from weir_harness.models import Run, RunStatus
 from weir_harness.repository import RunRepository
 from weir_harness.service import Outgoing, RunService
@@ -43,6 +46,11 @@ pytestmark = pytest.mark.integration
 
 REPLY_TO = "weir.reply.harness-tests"
 TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+KB_ON = "Knowledge base: connected."
+KB_OFF = "Knowledge base: not connected."
+NO_TOOLS = "Tools: none connected."
+KB_WARNING = "The knowledge base is not connected"
+TOOLS_WARNING = "No tools are connected"
 CONTEXT = MemoryContext(
     history=[Turn(run_id="earlier", user="hi", assistant="hello there")],
     summary="a greeting",
@@ -70,10 +78,16 @@ def clock() -> ManualClock:
 
 @pytest.fixture
 def service(repo: RunRepository, settings: HarnessSettings, clock: ManualClock) -> RunService:
-    return RunService(repo, settings, clock)
+    return RunService(repo, settings, clock=clock)
 
 
 # --- helpers ---------------------------------------------------------------------------------
+
+
+def with_tools(*names: str) -> Capabilities:
+    caps = Capabilities()
+    caps.update(ToolsCatalogUpdated(tools=[ToolInfo(name=n, server="builtin") for n in names]))
+    return caps
 
 
 def chat(
@@ -201,7 +215,8 @@ async def test_plain_chat_run_walks_every_step(service: RunService, repo: RunRep
     assert generate.intent is Intent.CHAT
     assert generate.route is Route.PLAIN_CHAT
     assert generate.reply_to == REPLY_TO
-    assert generate.capability_notes == []
+    assert generate.capability_notes == [KB_OFF, NO_TOOLS]
+    assert (generate.evidence, generate.observations) == ([], [])
 
     out = await service.on_result(result_for(generate))
     assert types(out) == ["run.completed", "turn.completed"]
@@ -230,6 +245,8 @@ async def test_plain_chat_run_walks_every_step(service: RunService, repo: RunRep
     assert (done.pending_event_id, done.deadline, done.retry_at) == (None, None, None)
     assert done.state.context == CONTEXT
     assert done.state.rule == "test-rule"
+    assert (done.state.model_turns, done.state.tool_calls) == (1, 0)
+    assert done.state.loop_started_at is None
 
     log = await repo.steps(run_id)
     assert [(s["kind"], s["step"]) for s in log] == [
@@ -253,36 +270,38 @@ async def test_plain_chat_run_walks_every_step(service: RunService, repo: RunRep
 
 
 @pytest.mark.parametrize(
-    ("route", "connected", "note"),
+    ("route", "capabilities", "expected"),
     [
-        (Route.PLAIN_CHAT, {}, None),
-        (Route.RAG, {}, "knowledge base is not connected"),
-        (Route.RAG, {"rag_connected": True}, None),
-        (Route.SINGLE_TOOL, {}, "No tools are connected"),
-        (Route.REACT, {}, "No tools are connected"),
-        (Route.REACT, {"tools_connected": True}, None),
+        (Route.PLAIN_CHAT, Capabilities(), [KB_OFF, NO_TOOLS]),
+        (Route.PLAIN_CHAT, Capabilities(rag=True), [KB_ON, NO_TOOLS]),
+        (Route.RAG, Capabilities(), [KB_OFF, NO_TOOLS, KB_WARNING]),
+        (Route.RAG, with_tools("clock"), [KB_OFF, "Tools: clock.", KB_WARNING]),
+        (Route.SINGLE_TOOL, Capabilities(), [KB_OFF, NO_TOOLS, TOOLS_WARNING]),
+        (Route.SINGLE_TOOL, Capabilities(rag=True), [KB_ON, NO_TOOLS, TOOLS_WARNING]),
+        (Route.REACT, Capabilities(), [KB_OFF, NO_TOOLS, TOOLS_WARNING]),
     ],
 )
-async def test_generate_request_carries_context_route_and_capability_notes(
+async def test_route_without_its_capability_goes_straight_to_generation(
     repo: RunRepository,
     settings: HarnessSettings,
     clock: ManualClock,
     route: Route,
-    connected: dict[str, bool],
-    note: str | None,
+    capabilities: Capabilities,
+    expected: list[str],
 ) -> None:
-    service = RunService(repo, settings.model_copy(update=connected), clock)
-    generate = await advance_to(
-        service, await service.on_chat(chat(), None), "answer.generate.requested", route
-    )
+    service = RunService(repo, settings, clock=clock, capabilities=capabilities)
+    out = await service.on_chat(chat(), None)
+    route_command = await advance_to(service, out, "route.requested")
+    generate = command_of(await service.on_result(result_for(route_command, route)))
     assert isinstance(generate, AnswerGenerateRequested)
     assert generate.context == CONTEXT
     assert generate.route is route
-    if note is None:
-        assert generate.capability_notes == []
-    else:
-        assert len(generate.capability_notes) == 1
-        assert note in generate.capability_notes[0]
+    assert len(generate.capability_notes) == len(expected), generate.capability_notes
+    for note, fragment in zip(generate.capability_notes, expected, strict=True):
+        assert fragment in note
+    run = await load(repo, generate.run_id or "")
+    assert run.state.loop_started_at is None
+    assert run.state.model_turns == 1
 
 
 async def test_private_request_stays_private_in_memory_commands(service: RunService) -> None:
