@@ -34,6 +34,6 @@ class HarnessSettings(WeirSettings):
         """The deadline of one step command."""
         if step == "tools.call.requested":  # the tool's own limit, then the way back
             return self.tool_timeout_s + self.step_timeout_s
-        return (
-            self.generate_timeout_s if step == "answer.generate.requested" else self.step_timeout_s
-        )
+        if step in ("answer.generate.requested", "react.step.requested"):  # model calls
+            return self.generate_timeout_s
+        return self.step_timeout_s
