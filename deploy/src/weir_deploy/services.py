@@ -61,6 +61,8 @@ class Services:
         self.base_env = {**os.environ, **stack_env, **(extra_env or {})}
         for name, port in self.ports.items():
             self.base_env[f"WEIR_{name.upper()}_URL"] = f"http://127.0.0.1:{port}"
+        # the harness routes knowledge questions to retrieval only when a rag service runs
+        self.base_env.setdefault("RAG_CONNECTED", "true" if "rag" in self.names else "false")
         self._procs: dict[str, ManagedProcess] = {}
         self.startup_seconds: dict[str, float] = {}
 
