@@ -14,7 +14,6 @@ import asyncio
 import importlib.metadata
 import json
 import os
-import platform
 import re
 import statistics
 import subprocess
@@ -31,6 +30,7 @@ import websockets
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from benchlib import machine, pct
 from weir_common.events import new_id
 from weir_common.testing.script import ScriptRule
 from weir_common.testing.scripted_llm import ScriptedLLM
@@ -50,13 +50,6 @@ REPLY = "Sure, here is a short scripted reply of exactly twelve words total."
 RESULTS = Path(__file__).parent / "results"
 # The harness step whose result ends the critical path: run.completed is sent right then.
 LAST_STEP = "answer.generate.requested"
-
-
-def pct(values: list[float], q: float) -> float:
-    """The q-th percentile (nearest rank), rounded to 0.01 ms."""
-    ordered = sorted(values)
-    rank = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
-    return round(ordered[rank], 2)
 
 
 async def one_turn(ws: websockets.ClientConnection, text: str, conversation: str) -> Frame:
@@ -264,21 +257,6 @@ async def redis_version(url: str) -> str | None:
         return str(info.get("redis_version"))
     finally:
         await client.aclose()
-
-
-def machine() -> Frame:
-    """CPU, memory and Python of this machine."""
-    cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    model = re.search(r"^model name\s*:\s*(.+)$", cpuinfo, re.MULTILINE)
-    meminfo = Path("/proc/meminfo").read_text() if Path("/proc/meminfo").exists() else ""
-    mem = re.search(r"^MemTotal:\s*(\d+) kB", meminfo, re.MULTILINE)
-    return {
-        "cpu_count": os.cpu_count(),
-        "cpu_model": model.group(1).strip() if model else platform.processor(),
-        "memory_gb": round(int(mem.group(1)) / 1024**2, 1) if mem else None,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-    }
 
 
 async def bench(turns: int, impl: str, wait_closed: bool) -> Frame:

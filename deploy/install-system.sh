@@ -24,8 +24,21 @@ have_postgres || missing+=(postgresql)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
 command -v runuser >/dev/null 2>&1 || missing+=(util-linux)
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
+
+# Real MCP servers the tools tests and benchmark run against, pinned by deploy/peers'
+# lock file (installed once; offline afterwards).
+install_peers() {
+    local peers
+    peers="$(dirname "$0")/peers"
+    if [ ! -f "$peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js" ]; then
+        echo "install-system: npm ci --prefix $peers" >&2
+        npm ci --prefix "$peers" --no-audit --no-fund --loglevel=error >/dev/null
+    fi
+}
 
 if [ "${#missing[@]}" -eq 0 ]; then
+    install_peers
     exit 0
 fi
 
@@ -40,4 +53,5 @@ if command -v service >/dev/null 2>&1; then
     $SUDO service redis-server stop >/dev/null 2>&1 || true
     $SUDO service postgresql stop >/dev/null 2>&1 || true
 fi
+install_peers
 echo "install-system: done" >&2

@@ -48,22 +48,27 @@ def _named_in(query: str, tools: list[ToolInfo]) -> list[ToolInfo]:
 class RulePlanner:
     """The offline planner: one well-chosen call, then answer."""
 
-    def __init__(self, shortlister: Shortlister | None, min_similarity: float = 0.86) -> None:
+    def __init__(self, shortlister: Shortlister | None, min_similarity: float = 0.83) -> None:
         self._shortlister = shortlister
         self._min_similarity = min_similarity
 
+    async def candidates(self, query: str, tools: dict[str, ToolInfo]) -> list[ToolInfo]:
+        """Tools that fit `query`, best first: the scenario's, the named, the closest."""
+        plan = plan_tools(query)
+        found = [tools[name] for name in plan.ordered(set(tools))]
+        found += [t for t in _named_in(query, list(tools.values())) if t not in found]
+        if not found and self._shortlister is not None:
+            ranked = await self._shortlister.rank(query, list(tools.values()))
+            found = [t for t, score in ranked[:1] if score >= self._min_similarity]
+        return found
+
     async def choose(self, query: str, tools: dict[str, ToolInfo]) -> Choice | None:
         """The call for `query`, or None when no connected tool fits."""
-        plan = plan_tools(query)
-        candidates = [tools[name] for name in plan.ordered(set(tools))]
-        candidates += [t for t in _named_in(query, list(tools.values())) if t not in candidates]
-        if not candidates and self._shortlister is not None:
-            ranked = await self._shortlister.rank(query, list(tools.values()))
-            candidates = [t for t, score in ranked[:1] if score >= self._min_similarity]
-        for tool in candidates:
+        scenario = plan_tools(query).scenario
+        for tool in await self.candidates(query, tools):
             arguments = fill_arguments(tool.input_schema, query)
             if arguments is not None:
-                why = f"scenario {plan.scenario}" if plan.scenario else "it fits the request"
+                why = f"scenario {scenario}" if scenario else "it fits the request"
                 return Choice(tool.name, arguments, f"Calling {tool.name} ({why}).")
         return None
 

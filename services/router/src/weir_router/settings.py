@@ -20,5 +20,5 @@ class RouterSettings(WeirSettings):
     offline_chunk_chars: int = Field(default=24, ge=1)
     planner_max_tools: int = Field(default=12, ge=1, description="Tools shown to the model.")
     planner_min_similarity: float = Field(
-        default=0.86, description="Offline planner: least similarity to pick an unnamed tool."
+        default=0.83, description="Offline planner: least similarity to pick an unnamed tool."
     )

@@ -1,1 +1,1 @@
-"""weir_tools."""
+"""weir tools service: MCP servers and built-in tools behind one catalogue, called over Kafka."""

@@ -1,0 +1,135 @@
+"""Stored call results by idempotency key, so a repeated call returns them without calling.
+
+Redis when `REDIS_URL` is set (shared by every instance, kept `ttl_s`), otherwise a bounded
+in-process LRU with the same expiry.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Protocol
+from urllib.parse import urlsplit, urlunsplit
+
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import RedisError
+
+from .models import ToolOutcome
+
+
+class StoreError(RuntimeError):
+    """The result store could not be reached; retrying may succeed."""
+
+
+class ResultStore(Protocol):
+    """Tool results by idempotency key."""
+
+    async def get(self, key: str) -> ToolOutcome | None:
+        """The result stored for `key`, if any and not expired."""
+        ...
+
+    async def put(self, key: str, outcome: ToolOutcome) -> None:
+        """Store `outcome` under `key` unless a result is already there (the first one wins)."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections."""
+        ...
+
+
+def redis_client(url: str) -> aioredis.Redis:
+    """A client that fails fast and never retries: the harness owns retries."""
+    return aioredis.Redis.from_url(
+        url, socket_connect_timeout=2, socket_timeout=5, retry=Retry(NoBackoff(), 0)
+    )
+
+
+def redact(url: str) -> str:
+    """`url` without its password, fit for logs and error lines."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+class RedisResultStore:
+    """Results as JSON strings under `<prefix><key>`, expiring after `ttl_s`."""
+
+    def __init__(
+        self, client: aioredis.Redis, *, ttl_s: int, prefix: str = "weir:tools:result:"
+    ) -> None:
+        self._client = client
+        self._ttl_s = ttl_s
+        self._prefix = prefix
+
+    async def get(self, key: str) -> ToolOutcome | None:
+        """The stored result, or None."""
+        try:
+            raw = await self._client.get(self._prefix + key)
+        except RedisError as exc:
+            raise StoreError(f"redis: {type(exc).__name__}: {exc}") from exc
+        return ToolOutcome.model_validate_json(raw) if raw is not None else None
+
+    async def put(self, key: str, outcome: ToolOutcome) -> None:
+        """SET NX with the TTL: a concurrent duplicate cannot overwrite the first result."""
+        try:
+            await self._client.set(
+                self._prefix + key, outcome.model_dump_json(), ex=self._ttl_s, nx=True
+            )
+        except RedisError as exc:
+            raise StoreError(f"redis: {type(exc).__name__}: {exc}") from exc
+
+    async def ping(self) -> None:
+        """Raise `StoreError` unless Redis answers."""
+        try:
+            await self._client.ping()
+        except RedisError as exc:
+            raise StoreError(f"redis: {type(exc).__name__}: {exc}") from exc
+
+    async def close(self) -> None:
+        """Close the connection pool."""
+        await self._client.aclose()
+
+
+class MemoryResultStore:
+    """The zero-setup fallback: at most `max_keys` results in this process, lost on restart."""
+
+    def __init__(
+        self,
+        *,
+        ttl_s: int,
+        max_keys: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._ttl_s = ttl_s
+        self._max_keys = max_keys
+        self._clock = clock
+        self._items: OrderedDict[str, tuple[float, ToolOutcome]] = OrderedDict()
+
+    async def get(self, key: str) -> ToolOutcome | None:
+        """The stored result, or None when absent or expired."""
+        item = self._items.get(key)
+        if item is None:
+            return None
+        expires_at, outcome = item
+        if expires_at <= self._clock():
+            del self._items[key]
+            return None
+        self._items.move_to_end(key)
+        return outcome
+
+    async def put(self, key: str, outcome: ToolOutcome) -> None:
+        """Store unless present; evict the least recently used past the bound."""
+        if await self.get(key) is not None:
+            return
+        self._items[key] = (self._clock() + self._ttl_s, outcome)
+        while len(self._items) > self._max_keys:
+            self._items.popitem(last=False)
+
+    async def close(self) -> None:
+        """Nothing to release."""
