@@ -14,12 +14,13 @@ from collections.abc import Awaitable, Callable
 import structlog
 
 from .base import EngineStartError, default_data_dir
+from .es_dist import ensure_distribution
 from .kafka import find_java, find_tansu
 from .kafka_jars import ensure_classpath
 from .milvus import find_milvus_lite
 from .postgres import find_pg_bin
 from .services import DEFAULT_SERVICES, Services
-from .stack import ALL_ENGINES, Stack
+from .stack import ALL_ENGINES, KNOWN_ENGINES, Stack
 
 
 def _configure_logging(verbose: bool) -> None:
@@ -79,9 +80,13 @@ async def _run(args: argparse.Namespace) -> int:
         await stack.stop()
 
 
-async def _fetch(_args: argparse.Namespace) -> int:
-    classpath = await ensure_classpath(default_data_dir() / "logs")
-    print(f"kafka classpath ready: {len(classpath.split(os.pathsep))} jars")
+async def _fetch(args: argparse.Namespace) -> int:
+    logs = default_data_dir() / "logs"
+    if "kafka" in args.what:
+        classpath = await ensure_classpath(logs)
+        print(f"kafka classpath ready: {len(classpath.split(os.pathsep))} jars")
+    if "elasticsearch" in args.what:
+        print(f"elasticsearch ready: {await ensure_distribution(logs)}")
     return 0
 
 
@@ -110,12 +115,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logs")
     sub = parser.add_subparsers(dest="command", required=True)
     up = sub.add_parser("up", help="start the engines and wait for Ctrl-C")
-    up.add_argument("--engines", nargs="+", choices=ALL_ENGINES, default=list(ALL_ENGINES))
+    up.add_argument("--engines", nargs="+", choices=KNOWN_ENGINES, default=list(ALL_ENGINES))
     up.add_argument("--kafka-impl", choices=("apache", "tansu"), default=None)
     run = sub.add_parser("run", help="start the engines and all services")
     run.add_argument("--services", nargs="+", default=list(DEFAULT_SERVICES))
     run.add_argument("--kafka-impl", choices=("apache", "tansu"), default=None)
-    sub.add_parser("fetch", help="pre-fetch the Apache Kafka jars with Maven")
+    fetch = sub.add_parser("fetch", help="pre-fetch the Kafka jars and Elasticsearch with Maven")
+    fetch.add_argument("what", nargs="*", choices=("kafka", "elasticsearch"),
+                       default=["kafka", "elasticsearch"])  # fmt: skip
     sub.add_parser("doctor", help="check that the engine binaries are installed")
     return parser
 

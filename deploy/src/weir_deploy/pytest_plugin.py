@@ -59,14 +59,9 @@ class StackRunner:
             atexit.unregister(self.stop)
 
 
-@pytest.fixture(scope="session")
-def stack_env() -> Iterator[dict[str, str]]:
-    """Env of a session-wide ephemeral stack with all engines (Kafka from ``KAFKA_IMPL``).
-
-    Fails the requesting tests (never skips) when an engine cannot start.
-    """
-    impl = os.environ.get("KAFKA_IMPL", "apache")
-    runner = StackRunner(Stack(ALL_ENGINES, ephemeral=True, kafka_impl=impl))
+def _run_stack(stack: Stack) -> Iterator[dict[str, str]]:
+    """Start ``stack`` for a session fixture; fail (never skip) when an engine cannot start."""
+    runner = StackRunner(stack)
     try:
         env = runner.start()
     except EngineStartError as exc:
@@ -79,3 +74,25 @@ def stack_env() -> Iterator[dict[str, str]]:
         yield env
     finally:
         runner.stop()
+
+
+@pytest.fixture(scope="session")
+def stack_env() -> Iterator[dict[str, str]]:
+    """Env of a session-wide ephemeral stack with all engines (Kafka from ``KAFKA_IMPL``).
+
+    Fails the requesting tests (never skips) when an engine cannot start.
+    """
+    impl = os.environ.get("KAFKA_IMPL", "apache")
+    yield from _run_stack(Stack(ALL_ENGINES, ephemeral=True, kafka_impl=impl))
+
+
+@pytest.fixture(scope="session")
+def milvus_env() -> Iterator[dict[str, str]]:
+    """Only Milvus (Milvus Lite server, or ``MILVUS_URI``), for the whole session."""
+    yield from _run_stack(Stack(["milvus"], ephemeral=True))
+
+
+@pytest.fixture(scope="session")
+def elasticsearch_env() -> Iterator[dict[str, str]]:
+    """Only Elasticsearch (a private node, or ``ES_URL``), for the whole session."""
+    yield from _run_stack(Stack(["elasticsearch"], ephemeral=True))

@@ -14,6 +14,7 @@ from types import TracebackType
 import structlog
 
 from .base import Engine, EngineStartError, default_data_dir, env_port, free_port
+from .elasticsearch import ElasticsearchEngine
 from .kafka import make_kafka
 from .milvus import MilvusEngine
 from .postgres import PostgresEngine
@@ -22,7 +23,16 @@ from .redis import RedisEngine
 log = structlog.get_logger(__name__)
 
 ALL_ENGINES: tuple[str, ...] = ("kafka", "postgres", "redis", "milvus")
-DEFAULT_PORTS: dict[str, int] = {"kafka": 19092, "postgres": 15432, "redis": 16379, "milvus": 19530}
+#: Started only when asked for by name (``up --engines ... elasticsearch``, test fixtures).
+OPTIONAL_ENGINES: tuple[str, ...] = ("elasticsearch",)
+KNOWN_ENGINES: tuple[str, ...] = ALL_ENGINES + OPTIONAL_ENGINES
+DEFAULT_PORTS: dict[str, int] = {
+    "kafka": 19092,
+    "postgres": 15432,
+    "redis": 16379,
+    "milvus": 19530,
+    "elasticsearch": 19200,
+}
 
 
 class Stack:
@@ -40,9 +50,9 @@ class Stack:
         data_dir: Path | None = None,
         kafka_impl: str | None = None,
     ) -> None:
-        unknown = [name for name in engines if name not in ALL_ENGINES]
+        unknown = [name for name in engines if name not in KNOWN_ENGINES]
         if unknown:
-            raise ValueError(f"unknown engines {unknown}; choose from {ALL_ENGINES}")
+            raise ValueError(f"unknown engines {unknown}; choose from {KNOWN_ENGINES}")
         self.names = tuple(engines)
         self.ephemeral = ephemeral
         self._owns_data_dir = data_dir is None and ephemeral
@@ -69,6 +79,8 @@ class Stack:
             return PostgresEngine(self.data_dir, port, durable=not self.ephemeral)
         if name == "redis":
             return RedisEngine(self.data_dir, port)
+        if name == "elasticsearch":
+            return ElasticsearchEngine(self.data_dir, port)
         return MilvusEngine(self.data_dir, port)
 
     def engine(self, name: str) -> Engine:

@@ -1,0 +1,52 @@
+"""Choose the index engines from the environment (``MILVUS_URI``, ``ES_URL``, ``DATA_DIR``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import structlog
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from weir_rag.index.base import DenseIndex, LexicalIndex
+from weir_rag.index.elastic import ElasticLexicalIndex
+from weir_rag.index.milvus import MilvusDenseIndex
+from weir_rag.index.tantivy_index import TantivyLexicalIndex
+
+log = structlog.get_logger(__name__)
+
+
+class IndexSettings(BaseSettings):
+    """Where the indexes live. ``LEXICAL_BACKEND=auto`` means Elasticsearch when ``ES_URL``
+    is set, else the embedded tantivy index under ``DATA_DIR/tantivy``."""
+
+    model_config = SettingsConfigDict(env_prefix="", extra="ignore")
+
+    milvus_uri: str = "http://127.0.0.1:19530"
+    milvus_collection: str = "weir_chunks"
+    es_url: str | None = None
+    es_index_prefix: str = "weir-chunks-"
+    data_dir: Path = Path(".data")
+    lexical_backend: Literal["auto", "tantivy", "elasticsearch"] = "auto"
+
+
+def make_lexical_index(settings: IndexSettings | None = None) -> LexicalIndex:
+    """Elasticsearch or embedded tantivy, per :class:`IndexSettings` (nothing opened yet)."""
+    s = settings if settings is not None else IndexSettings()
+    backend = s.lexical_backend
+    if backend == "auto":
+        backend = "elasticsearch" if s.es_url else "tantivy"
+    if backend == "elasticsearch":
+        if not s.es_url:
+            raise ValueError("LEXICAL_BACKEND=elasticsearch needs ES_URL")
+        log.info("lexical.selected", engine="elasticsearch", url=s.es_url)
+        return ElasticLexicalIndex(s.es_url, prefix=s.es_index_prefix)
+    root = s.data_dir / "tantivy"
+    log.info("lexical.selected", engine="tantivy", root=str(root))
+    return TantivyLexicalIndex(root)
+
+
+def make_dense_index(dimension: int, settings: IndexSettings | None = None) -> DenseIndex:
+    """Milvus at ``MILVUS_URI`` for vectors of ``dimension`` (nothing opened yet)."""
+    s = settings if settings is not None else IndexSettings()
+    return MilvusDenseIndex(s.milvus_uri, dimension, collection=s.milvus_collection)

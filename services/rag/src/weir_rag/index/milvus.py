@@ -1,0 +1,149 @@
+"""Dense vectors on Milvus (Milvus Lite server or a cluster): the :class:`DenseIndex` adapter.
+
+One Milvus collection holds every weir collection; searches filter on the ``collection`` and
+``owner`` scalar fields (``owner == ""`` is shared). HNSW with cosine similarity.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import structlog
+from pymilvus import AsyncMilvusClient, DataType, MilvusClient
+
+from weir_rag.index.base import Chunk, Hit, Scope
+from weir_rag.index.records import RECORD_FIELDS, from_record, to_record, visible_owners
+
+log = structlog.get_logger(__name__)
+
+MAX_VARCHAR_BYTES = 65535
+HNSW_PARAMS = {"M": 16, "efConstruction": 200}
+
+
+def quote(value: str) -> str:
+    """A Milvus string literal: backslashes and double quotes escaped."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def scope_filter(scope: Scope) -> str:
+    """``collection == "x" and (owner == "" or owner == "u")`` with proper escaping."""
+    owners = " or ".join(f"owner == {quote(o)}" for o in visible_owners(scope))
+    return f"collection == {quote(scope.collection)} and ({owners})"
+
+
+def _fit(text: str, limit: int = MAX_VARCHAR_BYTES) -> str:
+    raw = text.encode()
+    if len(raw) <= limit:
+        return text
+    log.warning("dense.text_truncated", bytes=len(raw), limit=limit)
+    return raw[:limit].decode(errors="ignore")
+
+
+def _schema(dimension: int) -> Any:
+    schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field("chunk_id", DataType.VARCHAR, is_primary=True, max_length=512)
+    for name in ("document_id", "source", "locator", "collection", "owner"):
+        schema.add_field(name, DataType.VARCHAR, max_length=1024)
+    for name in ("semantic_text", "raw_content", "metadata"):
+        schema.add_field(name, DataType.VARCHAR, max_length=MAX_VARCHAR_BYTES)
+    schema.add_field("chunk_index", DataType.INT64)
+    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dimension)
+    return schema
+
+
+class MilvusDenseIndex:
+    """:class:`~weir_rag.index.base.DenseIndex` over ``AsyncMilvusClient``."""
+
+    def __init__(
+        self, uri: str, dimension: int, *, collection: str = "weir_chunks", ef: int = 128
+    ) -> None:
+        self.uri = uri
+        self.dimension = dimension
+        self.name = collection
+        self.ef = ef
+        self._client: AsyncMilvusClient | None = None
+
+    def _create(self) -> None:
+        # The async client's create_index waits through AllocTimestamp, which Milvus Lite
+        # does not implement: create the collection and its index with the sync client.
+        client = MilvusClient(uri=self.uri)
+        try:
+            if client.has_collection(self.name):
+                return
+            index = MilvusClient.prepare_index_params()
+            index.add_index(field_name="vector", index_type="HNSW", metric_type="COSINE",
+                            params=HNSW_PARAMS)  # fmt: skip
+            client.create_collection(self.name, schema=_schema(self.dimension),
+                                     index_params=index, consistency_level="Strong")  # fmt: skip
+            log.info("dense.collection_created", collection=self.name, dimension=self.dimension)
+        finally:
+            client.close()
+
+    async def open(self) -> None:
+        """Create the collection and its HNSW index if missing, then connect."""
+        await asyncio.to_thread(self._create)
+        self._client = AsyncMilvusClient(uri=self.uri)
+        await self._client.load_collection(self.name)
+        log.info("dense.opened", engine="milvus", uri=self.uri, collection=self.name)
+
+    def _db(self) -> AsyncMilvusClient:
+        if self._client is None:
+            raise RuntimeError("MilvusDenseIndex used before open()")
+        return self._client
+
+    async def close(self) -> None:
+        """Close the connection."""
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    async def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]]) -> None:
+        """Store chunks with their vectors, replacing rows with the same ``chunk_id``."""
+        if len(chunks) != len(vectors):
+            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
+        if not chunks:
+            return
+        started = time.monotonic()
+        rows = []
+        for chunk, vector in zip(chunks, vectors, strict=True):
+            row = to_record(chunk)
+            for name in ("semantic_text", "raw_content", "metadata"):
+                row[name] = _fit(row[name])
+            rows.append(row | {"vector": [float(v) for v in vector]})
+        await self._db().upsert(self.name, rows)
+        log.info("dense.upserted", engine="milvus", chunks=len(rows),
+                 seconds=round(time.monotonic() - started, 3))  # fmt: skip
+
+    async def delete_document(self, document_id: str) -> int:
+        """Remove every chunk of the document; returns how many there were."""
+        where = f"document_id == {quote(document_id)}"
+        found = await self._db().query(self.name, filter=where, output_fields=["chunk_id"])
+        ids = [row["chunk_id"] for row in found]
+        if ids:
+            await self._db().delete(self.name, ids=ids)
+        log.info("dense.deleted", engine="milvus", document_id=document_id, chunks=len(ids))
+        return len(ids)
+
+    async def search(self, vector: Sequence[float], k: int, scope: Scope) -> list[Hit]:
+        """The k most similar chunks (cosine, higher is better) visible in ``scope``."""
+        if k < 1:
+            return []
+        result = await self._db().search(
+            self.name, data=[[float(v) for v in vector]], filter=scope_filter(scope), limit=k,
+            output_fields=list(RECORD_FIELDS), search_params={"params": {"ef": max(self.ef, k)}},
+        )  # fmt: skip
+        return [Hit(chunk=from_record(h["entity"]), score=float(h["distance"])) for h in result[0]]
+
+    async def wait_indexed(self, timeout_s: float = 600.0) -> None:
+        """Wait until the HNSW index covers every row (searches are exact until then)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            info = await self._db().describe_index(self.name, "vector")
+            if int(info.get("pending_index_rows", 0)) == 0 and info.get("state") == "Finished":
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"milvus index of {self.name} not built: {info}")
+            await asyncio.sleep(0.5)
