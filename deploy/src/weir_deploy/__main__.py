@@ -32,6 +32,9 @@ def _configure_logging(verbose: bool) -> None:
     )
 
 
+FETCHABLE = ("kafka", "elasticsearch")
+
+
 async def _until_signal(work: Callable[[], Awaitable[int]]) -> int:
     """Run ``work``; SIGINT/SIGTERM cancel it (its ``finally`` blocks stop the children)."""
     loop = asyncio.get_running_loop()
@@ -82,6 +85,10 @@ async def _run(args: argparse.Namespace) -> int:
 
 async def _fetch(args: argparse.Namespace) -> int:
     logs = default_data_dir() / "logs"
+    unknown = sorted(set(args.what) - set(FETCHABLE))
+    if unknown:
+        print(f"error: cannot fetch {', '.join(unknown)}; choose from {FETCHABLE}", file=sys.stderr)
+        return 2
     if "kafka" in args.what:
         classpath = await ensure_classpath(logs)
         print(f"kafka classpath ready: {len(classpath.split(os.pathsep))} jars")
@@ -121,8 +128,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--services", nargs="+", default=list(DEFAULT_SERVICES))
     run.add_argument("--kafka-impl", choices=("apache", "tansu"), default=None)
     fetch = sub.add_parser("fetch", help="pre-fetch the Kafka jars and Elasticsearch with Maven")
-    fetch.add_argument("what", nargs="*", choices=("kafka", "elasticsearch"),
-                       default=["kafka", "elasticsearch"])  # fmt: skip
+    fetch.add_argument("what", nargs="*", metavar="ENGINE", default=list(FETCHABLE),
+                       help=f"any of {', '.join(FETCHABLE)} (default: all)")  # fmt: skip
     sub.add_parser("doctor", help="check that the engine binaries are installed")
     return parser
 
