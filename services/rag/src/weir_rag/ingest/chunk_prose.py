@@ -1,0 +1,82 @@
+"""The Markdown chunker: heading sections → semantic split → fixed-size split.
+
+Tier 1 keeps a section whole when it fits. Tier 2 (only with an embedder) cuts an oversize
+section where adjacent sentences are least similar. Tier 3 packs what is still too long into
+fixed-size pieces with overlap. Code blocks are never cut at any tier.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import structlog
+
+from weir_common.embeddings import Embedder
+from weir_rag.ingest.fixed import pack_fixed
+from weir_rag.ingest.model import Block, Draft
+from weir_rag.ingest.semantic import adjacent_similarities, split_semantic
+from weir_rag.ingest.units import Unit, join_units, to_units
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass
+class Section:
+    """A heading (if any) and the blocks under it up to the next heading."""
+
+    path: tuple[str, ...]
+    blocks: list[Block] = field(default_factory=list)
+
+
+def sections(blocks: Sequence[Block]) -> list[Section]:
+    """Split at every heading; `path` is the chain of enclosing heading titles."""
+    stack: list[tuple[int, str]] = []
+    out: list[Section] = [Section(())]
+    for block in blocks:
+        if block.kind == "heading":
+            while stack and stack[-1][0] >= block.level:
+                stack.pop()
+            stack.append((block.level, block.text))
+            out.append(Section(tuple(title for _, title in stack)))
+        out[-1].blocks.append(block)
+    return [s for s in out if s.blocks]
+
+
+async def chunk_prose(
+    blocks: Sequence[Block], embedder: Embedder | None, max_chars: int, overlap: int
+) -> list[Draft]:
+    """Drafts for prose; `embedder=None` skips tier 2."""
+    drafts: list[Draft] = []
+    tiers = {"section": 0, "semantic": 0, "fixed": 0}
+    for section in sections(blocks):
+        units = to_units(section.blocks, max_chars)
+        if len(join_units(units)) <= max_chars:
+            groups, tier = [units], "section"
+        elif embedder is not None and len(units) > 1:
+            groups, tier = await _semantic(units, embedder, max_chars, overlap), "semantic"
+        else:
+            groups, tier = pack_fixed(units, max_chars, overlap), "fixed"
+        tiers[tier] += 1
+        drafts.extend(_draft(g, section.path) for g in groups if g)
+    log.debug("ingest.chunk.prose", sections=sum(tiers.values()), **tiers)
+    return drafts
+
+
+async def _semantic(
+    units: list[Unit], embedder: Embedder, max_chars: int, overlap: int
+) -> list[list[Unit]]:
+    vectors = await embedder.embed_documents([u.text for u in units])
+    spans = split_semantic(units, adjacent_similarities(vectors), max_chars)
+    groups: list[list[Unit]] = []
+    for span in spans:
+        # a single unit still too long (one huge sentence) falls through to tier 3
+        fits = len(join_units(span)) <= max_chars
+        groups.extend([span] if fits else pack_fixed(span, max_chars, overlap))
+    return groups
+
+
+def _draft(units: Sequence[Unit], path: tuple[str, ...]) -> Draft:
+    text = join_units(units)
+    pages = tuple(sorted({p for u in units for p in u.pages}))
+    return Draft(semantic_text=text, raw_content=text, section=path, pages=pages)

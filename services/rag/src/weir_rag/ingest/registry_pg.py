@@ -1,0 +1,112 @@
+"""The document registry in PostgreSQL (table `rag_documents`, asyncpg)."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import asyncpg
+
+from weir_rag.ingest.registry import (
+    Decision,
+    DocumentInfo,
+    DocumentRecord,
+    decide,
+)
+
+# Column names are constants of this module, never input: S608 does not apply.
+_COLUMNS = (
+    "document_id, source, collection, owner, content_hash, chunk_count, status, error,"
+    " created_at, updated_at"
+)
+
+
+def _record(row: asyncpg.Record) -> DocumentRecord:
+    return DocumentRecord(**dict(row))
+
+
+class PostgresRegistry:
+    """A :class:`~weir_rag.ingest.registry.DocumentRegistry` over a connection pool."""
+
+    def __init__(self, dsn: str, min_size: int = 1, max_size: int = 4) -> None:
+        self._dsn = dsn
+        self._sizes = (min_size, max_size)
+        self._pool: asyncpg.Pool | None = None
+
+    @property
+    def pool(self) -> asyncpg.Pool:
+        """The open pool (after :meth:`open`)."""
+        if self._pool is None:
+            raise RuntimeError("PostgresRegistry is not open")
+        return self._pool
+
+    async def open(self) -> None:
+        """Connect and create the table if missing."""
+        self._pool = await asyncpg.create_pool(
+            self._dsn, min_size=self._sizes[0], max_size=self._sizes[1]
+        )
+        schema = resources.files("weir_rag.ingest").joinpath("schema.sql").read_text()
+        async with self.pool.acquire() as conn:
+            await conn.execute(schema)
+
+    async def close(self) -> None:
+        """Close the pool."""
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
+
+    async def decide(self, info: DocumentInfo, force: bool = False) -> Decision:
+        """New, unchanged or changed (see :func:`~weir_rag.ingest.registry.decide`)."""
+        return decide(await self.get(info.document_id), info.content_hash, force)
+
+    async def mark_ready(self, info: DocumentInfo, chunk_count: int) -> DocumentRecord:
+        """Upsert as ready with the new hash and chunk count."""
+        row = await self.pool.fetchrow(
+            f"INSERT INTO rag_documents ({_COLUMNS})"  # noqa: S608
+            " VALUES ($1, $2, $3, $4, $5, $6, 'ready', NULL, now(), now())"
+            " ON CONFLICT (document_id) DO UPDATE SET source = $2, collection = $3, owner = $4,"
+            " content_hash = $5, chunk_count = $6, status = 'ready', error = NULL,"
+            f" updated_at = now() RETURNING {_COLUMNS}",
+            info.document_id, info.source, info.collection, info.owner, info.content_hash,
+            chunk_count,
+        )  # fmt: skip
+        return _record(row)
+
+    async def mark_failed(self, info: DocumentInfo, reason: str) -> DocumentRecord:
+        """Upsert as failed; an existing row keeps its hash and chunk count."""
+        row = await self.pool.fetchrow(
+            f"INSERT INTO rag_documents ({_COLUMNS})"  # noqa: S608
+            " VALUES ($1, $2, $3, $4, $5, 0, 'failed', $6, now(), now())"
+            " ON CONFLICT (document_id) DO UPDATE SET status = 'failed', error = $6,"
+            f" updated_at = now() RETURNING {_COLUMNS}",
+            info.document_id, info.source, info.collection, info.owner, info.content_hash,
+            reason,
+        )  # fmt: skip
+        return _record(row)
+
+    async def get(self, document_id: str) -> DocumentRecord | None:
+        """One record."""
+        row = await self.pool.fetchrow(
+            f"SELECT {_COLUMNS} FROM rag_documents WHERE document_id = $1",  # noqa: S608
+            document_id,
+        )
+        return _record(row) if row else None
+
+    async def list(
+        self, collection: str | None = None, after: str | None = None, limit: int = 50
+    ) -> list[DocumentRecord]:
+        """Keyset paging by document_id, optionally within one collection."""
+        rows = await self.pool.fetch(
+            f"SELECT {_COLUMNS} FROM rag_documents"  # noqa: S608
+            " WHERE ($1::text IS NULL OR collection = $1)"
+            " AND ($2::text IS NULL OR document_id > $2)"
+            " ORDER BY document_id LIMIT $3",
+            collection, after, limit,
+        )  # fmt: skip
+        return [_record(r) for r in rows]
+
+    async def delete(self, document_id: str) -> bool:
+        """Remove a record."""
+        status = await self.pool.execute(
+            "DELETE FROM rag_documents WHERE document_id = $1", document_id
+        )
+        return bool(status.endswith(" 1"))
