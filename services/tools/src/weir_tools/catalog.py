@@ -24,18 +24,24 @@ BROKER_WAIT_S = 120.0
 
 
 class CatalogPublisher:
-    """Publishes `source()` as `tools.catalog.updated` on `broker`."""
+    """Publishes `source()` as `tools.catalog.updated` on `broker` once `ready()` is true.
 
-    def __init__(self, broker: KafkaBroker, topics: Topics) -> None:
+    `ready` defaults to the broker running (FastStream's test broker never says so).
+    """
+
+    def __init__(
+        self, broker: KafkaBroker, topics: Topics, ready: Callable[[], bool] | None = None
+    ) -> None:
         self._broker = broker
         self._topics = topics
+        self._ready = ready or (lambda: broker.running)
         self.source: Callable[[], ToolsCatalogUpdated] | None = None
         self._pending: asyncio.Task[None] | None = None
         self._loop: asyncio.Task[None] | None = None
 
     async def publish(self) -> None:
         """Publish the current catalogue now (skipped while the broker is not running)."""
-        if self.source is None or not self._broker.running:
+        if self.source is None or not self._ready():
             return
         catalog = self.source()
         await publish(self._broker, self._topics, catalog)
@@ -66,7 +72,7 @@ class CatalogPublisher:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + BROKER_WAIT_S
         # service_app starts the broker after the start-up hooks and has no hook for after
-        while not self._broker.running and loop.time() < deadline:  # noqa: ASYNC110
+        while not self._ready() and loop.time() < deadline:  # noqa: ASYNC110
             await asyncio.sleep(0.05)
         await self._publish_logged()
         while True:
