@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from weir_memory.app import create_app, make_store
+from weir_memory.app import create_app
 from weir_memory.repository import InMemoryShortTermStore, RedisShortTermStore
 from weir_memory.settings import MemorySettings
+from weir_memory.wiring import make_store
 
 
 @pytest.mark.unit

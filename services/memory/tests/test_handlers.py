@@ -24,12 +24,15 @@ from weir_common.events import (
 )
 from weir_common.topics import Topics
 from weir_memory.app import register_subscribers
+from weir_memory.flash import Flash
 from weir_memory.repository import (
     InMemoryShortTermStore,
     RedisShortTermStore,
     ShortTermStore,
     redis_client,
 )
+from weir_memory.service import MemoryService
+from weir_memory.summary import Summarizer
 
 RESULT_TYPES = ("memory.context.ready", "turn.recorded", "step.failed")
 COMMAND_TYPES = ("memory.context.requested", "turn.completed")
@@ -55,7 +58,8 @@ class Bus:
 async def _bus(store: ShortTermStore) -> AsyncIterator[Bus]:
     topics = Topics(prefix=f"test.{uuid4().hex}.")
     broker = make_broker("127.0.0.1:9", "memory", TracerProvider())
-    register_subscribers(broker, topics, store)
+    memory = MemoryService(store, Summarizer(Flash(None)), window=10, discard=2)
+    register_subscribers(broker, topics, memory)
     bus = Bus(broker, topics)
 
     async def record(body: dict[str, Any]) -> None:

@@ -17,10 +17,24 @@ DEAD = "127.0.0.1:1"  # nothing listens on port 1
 
 @pytest.mark.unit
 def test_checks_name_each_engine_without_secrets() -> None:
-    settings = MemorySettings(kafka_bootstrap_servers=DEAD, redis_url=f"redis://:secret@{DEAD}/0")
-    assert list(engine_checks(settings)) == [f"Kafka at {DEAD}", f"Redis at redis://:***@{DEAD}/0"]
-    memory_only = MemorySettings(kafka_bootstrap_servers=DEAD, stm_backend="memory")
+    settings = MemorySettings(
+        kafka_bootstrap_servers=DEAD,
+        redis_url=f"redis://:secret@{DEAD}/0",
+        database_url=f"postgresql://weir:secret@{DEAD}/weir",
+        milvus_uri=f"http://{DEAD}",
+    )
+    assert list(engine_checks(settings)) == [
+        f"Kafka at {DEAD}",
+        f"Redis at redis://:***@{DEAD}/0",
+        f"PostgreSQL at postgresql://weir:***@{DEAD}/weir",
+        f"Milvus at http://{DEAD}",
+    ]
+    memory_only = MemorySettings(
+        kafka_bootstrap_servers=DEAD, stm_backend="memory", long_term=False
+    )
     assert list(engine_checks(memory_only)) == [f"Kafka at {DEAD}"]
+    in_process_vectors = MemorySettings(kafka_bootstrap_servers=DEAD, vector_backend="memory")
+    assert f"Milvus at {in_process_vectors.milvus_uri}" not in engine_checks(in_process_vectors)
 
 
 @pytest.mark.integration

@@ -89,6 +89,37 @@ async def test_conversations_are_isolated(make_store: StoreFactory) -> None:
     assert await store.recent(b) == [turn(1), turn(2)]
 
 
+async def test_compress_drops_the_oldest_and_keeps_their_summary(make_store: StoreFactory) -> None:
+    store, c = make_store(window=12), conv()
+    for n in range(11):
+        await store.append(c, turn(n))
+    assert await store.summary(c) is None
+    await store.compress(c, 2, "turns 0 and 1")
+    assert await store.recent(c) == [turn(n) for n in range(2, 11)]
+    assert await store.summary(c) == "turns 0 and 1"
+    assert await store.turn_count(c) == 11
+
+
+async def test_notes_stay_with_their_conversation(make_store: StoreFactory) -> None:
+    store, c = make_store(), conv()
+    await store.append(c, turn(0))
+    assert await store.note(c, "focus") is None
+    await store.set_note(c, "focus", "session-7")
+    assert await store.note(c, "focus") == "session-7"
+    assert await store.note(conv(), "focus") is None
+
+
+async def test_forget_user_removes_only_that_users_conversations(make_store: StoreFactory) -> None:
+    store = make_store()
+    mine, theirs = conv(), conv()
+    user = f"user-{uuid4().hex}"
+    await store.append(mine, turn(0), user)
+    await store.append(theirs, turn(1), f"other-{uuid4().hex}")
+    assert await store.forget_user(user) == 1
+    assert await store.recent(mine) == []
+    assert await store.recent(theirs) == [turn(1)]
+
+
 # --- TTL, per adapter ---------------------------------------------------------------------
 
 

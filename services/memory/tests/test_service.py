@@ -1,34 +1,68 @@
-"""The memory logic over the in-process store."""
+"""The memory logic over the in-process short-term store (long-term memory off)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from weir_common.events import MemoryContext, Turn
+from weir_common.events import MemoryContext, MemoryContextRequested, Turn, TurnCompleted
+from weir_memory.flash import Flash
 from weir_memory.repository import InMemoryShortTermStore
-from weir_memory.service import build_context, record_turn
+from weir_memory.service import MemoryService
+from weir_memory.summary import Summarizer
 
 pytestmark = pytest.mark.unit
 
 
+def service(window: int = 3, discard: int = 2) -> MemoryService:
+    store = InMemoryShortTermStore(window=window + discard, ttl_s=60)
+    return MemoryService(store, Summarizer(Flash(None)), window=window, discard=discard)
+
+
+def completed(n: int, **extra: Any) -> TurnCompleted:
+    return TurnCompleted(
+        run_id=f"r{n}", conversation_id="c", user_id="u", user_text=f"u{n}",
+        assistant_text=f"a{n}", **extra,
+    )  # fmt: skip
+
+
+def ask(query: str = "next question") -> MemoryContextRequested:
+    return MemoryContextRequested(conversation_id="c", user_id="u", query=query)
+
+
 async def test_context_of_a_new_conversation_is_empty() -> None:
-    store = InMemoryShortTermStore(window=3, ttl_s=60)
-    assert await build_context(store, "c", "hello") == MemoryContext()
+    assert await service().build_context(ask("hello")) == MemoryContext()
 
 
 async def test_context_holds_the_recorded_turns_within_the_window() -> None:
-    store = InMemoryShortTermStore(window=2, ttl_s=60)
-    turns = [Turn(run_id=f"r{n}", user=f"u{n}", assistant=f"a{n}") for n in range(3)]
-    for t in turns:
-        assert await record_turn(store, "c", t)
-    context = await build_context(store, "c", "next question")
-    assert context.history == turns[1:]
+    memory = service(window=3)
+    for n in range(3):
+        assert await memory.record_turn(completed(n), "c")
+    context = await memory.build_context(ask())
+    assert context.history == [Turn(run_id=f"r{n}", user=f"u{n}", assistant=f"a{n}")
+                               for n in range(3)]  # fmt: skip
     assert context.summary is None
     assert context.facts == []
 
 
+async def test_overflow_compresses_the_oldest_two_turns_into_the_summary() -> None:
+    memory = service(window=3, discard=2)
+    for n in range(4):
+        await memory.record_turn(completed(n), "c")
+    context = await memory.build_context(ask())
+    assert [t.run_id for t in context.history] == ["r2", "r3"]
+    assert context.summary == "user: u0 / assistant: a0\nuser: u1 / assistant: a1"
+    assert "=== Current session summary ===" in (context.prompt or "")
+
+
 async def test_recording_the_same_run_twice_reports_the_duplicate() -> None:
-    store = InMemoryShortTermStore(window=3, ttl_s=60)
-    t = Turn(run_id="r1", user="u", assistant="a")
-    assert await record_turn(store, "c", t)
-    assert not await record_turn(store, "c", t)
+    memory = service()
+    assert await memory.record_turn(completed(1), "c")
+    assert not await memory.record_turn(completed(1), "c")
+
+
+async def test_private_turns_are_kept_in_the_conversation() -> None:
+    memory = service()
+    await memory.record_turn(completed(1, private=True), "c")
+    assert [t.user for t in (await memory.build_context(ask())).history] == ["u1"]

@@ -1,1 +1,1 @@
-"""weir memory service: short-term memory of conversations (long-term memory comes later)."""
+"""weir memory service: short-term, long-term and session memory of every user."""

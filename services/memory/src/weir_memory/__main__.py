@@ -5,6 +5,8 @@ from __future__ import annotations
 from weir_common.runtime import Check, kafka_check, serve
 
 from .app import create_app
+from .db import ping_postgres
+from .longterm.milvus_index import ping_milvus
 from .repository import ping_redis, redact
 from .settings import MemorySettings
 
@@ -12,6 +14,7 @@ from .settings import MemorySettings
 def engine_checks(settings: MemorySettings) -> dict[str, Check]:
     """The engines this service needs, each named by where it is expected."""
     bootstrap, redis_url = settings.kafka_bootstrap_servers, settings.redis_url
+    dsn, milvus_uri = settings.database_url, settings.milvus_uri
 
     async def kafka() -> None:
         await kafka_check(bootstrap)
@@ -19,9 +22,19 @@ def engine_checks(settings: MemorySettings) -> dict[str, Check]:
     async def redis() -> None:
         await ping_redis(redis_url)
 
+    async def postgres() -> None:
+        await ping_postgres(dsn)
+
+    async def milvus() -> None:
+        await ping_milvus(milvus_uri)
+
     checks: dict[str, Check] = {f"Kafka at {bootstrap}": kafka}
     if settings.stm_backend == "redis":
         checks[f"Redis at {redact(redis_url)}"] = redis
+    if settings.long_term:
+        checks[f"PostgreSQL at {redact(dsn)}"] = postgres
+        if settings.vector_backend == "milvus":
+            checks[f"Milvus at {milvus_uri}"] = milvus
     return checks
 
 

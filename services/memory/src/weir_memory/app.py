@@ -1,63 +1,48 @@
-"""Wiring: settings → store, broker, subscribers, lifespan. No logic lives here."""
+"""Wiring: settings → stores, broker, subscribers, HTTP API, schedule, lifespan. No logic."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import asyncio
+import contextlib
 
+import structlog
 from fastapi import FastAPI
 from faststream.kafka import KafkaBroker
 
 from weir_common.bus import command_subscriber_options, make_broker, publish
 from weir_common.events import MemoryContextRequested, TurnCompleted
 from weir_common.logs import setup_logging
-from weir_common.runtime import Hook, service_app
+from weir_common.runtime import service_app
 from weir_common.telemetry import setup_tracing
 from weir_common.topics import Topics
 
 from . import handlers
-from .repository import (
-    InMemoryShortTermStore,
-    RedisShortTermStore,
-    ShortTermStore,
-    redis_client,
-)
+from .admin import MemoryAdmin
+from .api import make_router
+from .longterm.models import Clock, utc_now
+from .service import MemoryService
 from .settings import MemorySettings
+from .summary import Summarizer
+from .wiring import LongTermWiring, StoreWiring, make_flash, make_store
 
 GROUP = "weir.memory"
-
-
-@dataclass(frozen=True)
-class StoreWiring:
-    """A short-term store and the hooks that open and close its engine."""
-
-    store: ShortTermStore
-    on_startup: list[Hook] = field(default_factory=list)
-    on_shutdown: list[Hook] = field(default_factory=list)
-
-
-def make_store(settings: MemorySettings) -> StoreWiring:
-    """The short-term store the settings ask for."""
-    window, ttl_s = settings.stm_window_turns, settings.stm_ttl_s
-    if settings.stm_backend == "memory":
-        return StoreWiring(InMemoryShortTermStore(window=window, ttl_s=ttl_s))
-    store = RedisShortTermStore(redis_client(settings.redis_url), window=window, ttl_s=ttl_s)
-    return StoreWiring(store, on_startup=[store.ping], on_shutdown=[store.close])
+log = structlog.get_logger(__name__)
 
 
 def register_subscribers(
     broker: KafkaBroker,
     topics: Topics,
-    store: ShortTermStore,
+    memory: MemoryService,
     workers: int = 16,
     fetch_max_wait_ms: int = 500,
 ) -> None:
     """Subscribe the memory handlers on `broker`, publishing each result after the work."""
 
     async def on_context_requested(cmd: MemoryContextRequested) -> None:
-        await publish(broker, topics, await handlers.provide_context(cmd, store))
+        await publish(broker, topics, await handlers.provide_context(cmd, memory))
 
     async def on_turn_completed(cmd: TurnCompleted) -> None:
-        await publish(broker, topics, await handlers.remember_turn(cmd, store))
+        await publish(broker, topics, await handlers.remember_turn(cmd, memory))
 
     # registered by call rather than as decorators: with `**options` mypy cannot pick
     # `subscriber`'s overload and would see the handlers as untyped
@@ -75,23 +60,72 @@ def register_subscribers(
     )(on_turn_completed)
 
 
-def create_app(settings: MemorySettings, wiring: StoreWiring | None = None) -> FastAPI:
+class Schedule:
+    """The scheduled consolidation of every user (F34), as a background task."""
+
+    def __init__(self, memory: MemoryService, interval_s: float) -> None:
+        self._memory = memory
+        self._interval_s = interval_s
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Start the loop."""
+        self._task = asyncio.create_task(self._loop(), name="memory-consolidation")
+
+    async def stop(self) -> None:
+        """Stop the loop."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _loop(self) -> None:
+        while True:
+            await asyncio.sleep(min(max(self._interval_s / 4, 5.0), 300.0))
+            if self._memory.long_term is None:
+                continue
+            try:
+                await self._memory.long_term.consolidate_due(self._interval_s)
+            except Exception as exc:  # a failed round must not end the schedule
+                log.warning("memory.consolidation_failed", error=str(exc))
+
+
+def create_app(
+    settings: MemorySettings, wiring: StoreWiring | None = None, clock: Clock = utc_now
+) -> FastAPI:
     """The memory service as an ASGI app; `wiring` overrides the store the settings name."""
     setup_logging("memory", settings.log_level, settings.log_json)
     provider = setup_tracing("memory", settings.otel_exporter_otlp_endpoint)
     broker = make_broker(settings.kafka_bootstrap_servers, "memory", provider)
     wiring = wiring or make_store(settings)
-    register_subscribers(
-        broker,
-        settings.topics,
+    flash = make_flash(settings)
+    memory = MemoryService(
         wiring.store,
-        settings.max_concurrency,
-        settings.kafka_fetch_max_wait_ms,
+        Summarizer(flash),
+        window=settings.stm_window_turns,
+        discard=settings.stm_discard_turns,
     )
-    return service_app(
+    register_subscribers(
+        broker, settings.topics, memory, settings.max_concurrency, settings.kafka_fetch_max_wait_ms
+    )
+    long_term = LongTermWiring(settings, flash, clock)
+    schedule = Schedule(memory, settings.consolidate_interval_s)
+
+    async def open_long_term() -> None:
+        memory.long_term = await long_term.open()
+
+    hooks = [open_long_term, schedule.start] if settings.long_term else []
+    app = service_app(
         name="memory",
         settings=settings,
         broker=broker,
-        on_startup=wiring.on_startup,
-        on_shutdown=wiring.on_shutdown,
+        on_startup=[*wiring.on_startup, *hooks],
+        on_shutdown=[schedule.stop, long_term.close, *wiring.on_shutdown],
     )
+
+    def admin() -> MemoryAdmin | None:
+        lt = memory.long_term
+        return MemoryAdmin(lt, memory.stm) if lt is not None else None
+
+    app.include_router(make_router(admin, clock))
+    return app

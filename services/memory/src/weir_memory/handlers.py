@@ -1,7 +1,8 @@
 """Thin handlers: a typed command in, the service called, a typed result out.
 
 Handlers return their result instead of publishing it, so the caller publishes only after the
-work succeeded. A storage failure becomes a transient `StepFailed`: the harness owns retries.
+work succeeded. A storage or model failure becomes a transient `StepFailed`: the harness owns
+retries (every write is idempotent per run, so a retried turn is not remembered twice).
 """
 
 from __future__ import annotations
@@ -13,33 +14,34 @@ from weir_common.events import (
     MemoryContextReady,
     MemoryContextRequested,
     StepFailed,
-    Turn,
     TurnCompleted,
     TurnRecorded,
 )
+from weir_common.llm import LLMError
 
-from . import service
-from .repository import ShortTermStore, StoreError
+from .repository import StoreError
+from .service import MemoryService
 
 log = structlog.get_logger(__name__)
+TRANSIENT = (StoreError, LLMError)
 
 
 async def provide_context(
-    cmd: MemoryContextRequested, store: ShortTermStore
+    cmd: MemoryContextRequested, memory: MemoryService
 ) -> MemoryContextReady | StepFailed:
     """Answer a `memory.context.requested` with the conversation's context."""
-    if cmd.conversation_id is None:
-        # no conversation, no history: an empty context is the honest answer
+    if cmd.conversation_id is None and cmd.user_id is None:
+        # no conversation and no user: an empty context is the honest answer
         context = MemoryContext()
     else:
         try:
-            context = await service.build_context(store, cmd.conversation_id, cmd.query)
-        except StoreError as exc:
+            context = await memory.build_context(cmd)
+        except TRANSIENT as exc:
             return _failed(cmd, cmd.type, exc)
     return MemoryContextReady(request_id=cmd.event_id, context=context, **cmd.envelope())
 
 
-async def remember_turn(cmd: TurnCompleted, store: ShortTermStore) -> TurnRecorded | StepFailed:
+async def remember_turn(cmd: TurnCompleted, memory: MemoryService) -> TurnRecorded | StepFailed:
     """Store a finished turn and confirm it; a redelivered turn is confirmed, not stored again."""
     if cmd.conversation_id is None:
         return StepFailed(
@@ -49,16 +51,16 @@ async def remember_turn(cmd: TurnCompleted, store: ShortTermStore) -> TurnRecord
             transient=False,
             **cmd.envelope(),
         )
-    # without a run id, the command's own id still makes redeliveries of it idempotent
-    turn = Turn(run_id=cmd.run_id or cmd.event_id, user=cmd.user_text, assistant=cmd.assistant_text)
     try:
-        await service.record_turn(store, cmd.conversation_id, turn)
-    except StoreError as exc:
+        await memory.record_turn(cmd, cmd.conversation_id)
+    except TRANSIENT as exc:
         return _failed(cmd, cmd.type, exc)
     return TurnRecorded(request_id=cmd.event_id, **cmd.envelope())
 
 
-def _failed(cmd: MemoryContextRequested | TurnCompleted, step: str, exc: StoreError) -> StepFailed:
+def _failed(
+    cmd: MemoryContextRequested | TurnCompleted, step: str, exc: StoreError | LLMError
+) -> StepFailed:
     log.warning("memory.store_failed", step=step, run_id=cmd.run_id, error=str(exc))
     return StepFailed(
         request_id=cmd.event_id, step=step, reason=str(exc), transient=True, **cmd.envelope()

@@ -1,17 +1,15 @@
 """Short-term memory storage: the recent turns of each conversation, behind one interface.
 
-Each conversation keeps its last `window` turns, oldest first, plus a turn count and the run
-ids already recorded, so that a redelivered `turn.completed` is stored once. A conversation
-expires `ttl_s` seconds after its last write.
+Each conversation keeps its last `window` turns, oldest first, plus a turn count, the summary
+of the turns compressed out of it, and the run ids already recorded, so that a redelivered
+`turn.completed` is stored once. A conversation expires `ttl_s` seconds after its last write.
+Each user's conversations are indexed too, so that "forget me" reaches them.
 """
 
 from __future__ import annotations
 
-import time
-from collections import OrderedDict, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import urlsplit, urlunsplit
 
@@ -22,6 +20,18 @@ from redis.exceptions import RedisError
 
 from weir_common.events import Turn
 
+from .stm_memory import InMemoryShortTermStore
+
+__all__ = [
+    "InMemoryShortTermStore",
+    "RedisShortTermStore",
+    "ShortTermStore",
+    "StoreError",
+    "ping_redis",
+    "redact",
+    "redis_client",
+]
+
 
 class StoreError(RuntimeError):
     """The store could not be reached or refused the operation; retrying may succeed."""
@@ -30,7 +40,7 @@ class StoreError(RuntimeError):
 class ShortTermStore(Protocol):
     """The recent turns of each conversation."""
 
-    async def append(self, conversation_id: str, turn: Turn) -> bool:
+    async def append(self, conversation_id: str, turn: Turn, user_id: str | None = None) -> bool:
         """Store `turn` unless its `run_id` was stored before; True when it was new."""
         ...
 
@@ -40,6 +50,26 @@ class ShortTermStore(Protocol):
 
     async def turn_count(self, conversation_id: str) -> int:
         """How many turns were ever stored, including those trimmed from the window."""
+        ...
+
+    async def summary(self, conversation_id: str) -> str | None:
+        """The summary of the turns compressed out of the window, if any."""
+        ...
+
+    async def compress(self, conversation_id: str, drop: int, summary: str) -> None:
+        """Remove the `drop` oldest turns and set the summary that replaces them, at once."""
+        ...
+
+    async def forget_user(self, user_id: str) -> int:
+        """Delete every conversation of this user; returns how many there were."""
+        ...
+
+    async def note(self, conversation_id: str, key: str) -> str | None:
+        """A small value kept with the conversation (e.g. the session recalled last)."""
+        ...
+
+    async def set_note(self, conversation_id: str, key: str, value: str) -> None:
+        """Keep a small value with the conversation (it expires with it)."""
         ...
 
 
@@ -55,6 +85,16 @@ redis.call('RPUSH', KEYS[1], ARGV[2])
 redis.call('LTRIM', KEYS[1], -tonumber(ARGV[3]), -1)
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 redis.call('EXPIRE', KEYS[2], ARGV[4])
+return 1
+"""
+
+# Drop the oldest turns and store their summary in one step.
+# KEYS: turns list, meta hash. ARGV: turns to drop, summary, ttl.
+_COMPRESS_SCRIPT = """
+redis.call('LTRIM', KEYS[1], tonumber(ARGV[1]), -1)
+redis.call('HSET', KEYS[2], 'summary', ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
 return 1
 """
 
@@ -108,13 +148,18 @@ class RedisShortTermStore:
         self._ttl_s = ttl_s
         self._prefix = prefix
         self._append = client.register_script(_APPEND_SCRIPT)
+        self._compress = client.register_script(_COMPRESS_SCRIPT)
 
     def keys(self, conversation_id: str) -> tuple[str, str]:
         """The turns list and the metadata hash of one conversation."""
         base = f"{self._prefix}{{{conversation_id}}}"
         return f"{base}:turns", f"{base}:meta"
 
-    async def append(self, conversation_id: str, turn: Turn) -> bool:
+    def user_key(self, user_id: str) -> str:
+        """The set of one user's conversation ids."""
+        return f"{self._prefix}user:{user_id}"
+
+    async def append(self, conversation_id: str, turn: Turn, user_id: str | None = None) -> bool:
         """Store `turn` once per run id, trim to the window and refresh the TTL."""
         args: list[str | int] = [
             f"run:{turn.run_id}",
@@ -124,7 +169,49 @@ class RedisShortTermStore:
         ]
         with _store_errors():
             added = await self._append(keys=list(self.keys(conversation_id)), args=args)
+            if user_id is not None:
+                key = self.user_key(user_id)
+                await self._client.sadd(key, conversation_id)
+                await self._client.expire(key, self._ttl_s)
         return bool(added)
+
+    async def summary(self, conversation_id: str) -> str | None:
+        """The summary of the turns compressed out of the window."""
+        _, meta_key = self.keys(conversation_id)
+        with _store_errors():
+            raw = await self._client.hget(meta_key, "summary")
+        return raw.decode() if isinstance(raw, bytes) else raw
+
+    async def compress(self, conversation_id: str, drop: int, summary: str) -> None:
+        """Drop the oldest `drop` turns and set their summary, atomically."""
+        with _store_errors():
+            await self._compress(
+                keys=list(self.keys(conversation_id)), args=[drop, summary, self._ttl_s]
+            )
+
+    async def note(self, conversation_id: str, key: str) -> str | None:
+        """A value kept in the conversation's metadata hash."""
+        _, meta_key = self.keys(conversation_id)
+        with _store_errors():
+            raw = await self._client.hget(meta_key, f"note:{key}")
+        return raw.decode() if isinstance(raw, bytes) else raw
+
+    async def set_note(self, conversation_id: str, key: str, value: str) -> None:
+        """Keep a value in the conversation's metadata hash."""
+        _, meta_key = self.keys(conversation_id)
+        with _store_errors():
+            await self._client.hset(meta_key, f"note:{key}", value)
+            await self._client.expire(meta_key, self._ttl_s)
+
+    async def forget_user(self, user_id: str) -> int:
+        """Delete all conversations of the user (and the index of them)."""
+        key = self.user_key(user_id)
+        with _store_errors():
+            ids = [c.decode() if isinstance(c, bytes) else str(c)
+                   for c in await self._client.smembers(key)]  # fmt: skip
+            keys = [k for cid in ids for k in self.keys(cid)]
+            await self._client.delete(key, *keys)
+        return len(ids)
 
     async def recent(self, conversation_id: str) -> list[Turn]:
         """The turns in the window, oldest first."""
@@ -148,64 +235,3 @@ class RedisShortTermStore:
     async def close(self) -> None:
         """Close the connection pool."""
         await self._client.aclose()
-
-
-@dataclass
-class _Conversation:
-    turns: deque[Turn]
-    run_ids: set[str] = field(default_factory=set)
-    count: int = 0
-    expires_at: float = 0.0
-
-
-class InMemoryShortTermStore:
-    """Short-term memory in this process: the zero-setup fallback, lost on restart.
-
-    Same semantics as the Redis adapter, including expiry; `clock` (seconds, monotonic) is
-    injectable so tests can move time.
-    """
-
-    def __init__(
-        self, *, window: int, ttl_s: int, clock: Callable[[], float] = time.monotonic
-    ) -> None:
-        self._window = window
-        self._ttl_s = ttl_s
-        self._clock = clock
-        # Ordered by last write; with one TTL for all, that is also expiry order.
-        self._conversations: OrderedDict[str, _Conversation] = OrderedDict()
-
-    async def append(self, conversation_id: str, turn: Turn) -> bool:
-        """Store `turn` once per run id, trim to the window and refresh the expiry."""
-        self._evict_expired()
-        conv = self._conversations.get(conversation_id)
-        if conv is None:
-            conv = _Conversation(turns=deque(maxlen=self._window))
-            self._conversations[conversation_id] = conv
-        if turn.run_id in conv.run_ids:
-            return False
-        conv.turns.append(turn)
-        conv.run_ids.add(turn.run_id)
-        conv.count += 1
-        conv.expires_at = self._clock() + self._ttl_s
-        self._conversations.move_to_end(conversation_id)
-        return True
-
-    async def recent(self, conversation_id: str) -> list[Turn]:
-        """The turns in the window, oldest first."""
-        self._evict_expired()
-        conv = self._conversations.get(conversation_id)
-        return list(conv.turns) if conv else []
-
-    async def turn_count(self, conversation_id: str) -> int:
-        """How many turns were ever stored in this conversation (until it expires)."""
-        self._evict_expired()
-        conv = self._conversations.get(conversation_id)
-        return conv.count if conv else 0
-
-    def _evict_expired(self) -> None:
-        now = self._clock()
-        while self._conversations:
-            conv_id, conv = next(iter(self._conversations.items()))
-            if conv.expires_at > now:
-                return
-            del self._conversations[conv_id]

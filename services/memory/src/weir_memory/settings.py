@@ -1,4 +1,7 @@
-"""Settings of the memory service (layered like every service: defaults < TOML < env)."""
+"""Settings of the memory service (layered like every service: defaults < TOML < env).
+
+The numbers are the seeds' defaults (000, 001, 002): change them here or in `weir.toml`.
+"""
 
 from __future__ import annotations
 
@@ -10,17 +13,22 @@ from weir_common.settings import WeirSettings
 
 
 class MemorySettings(WeirSettings):
-    """Where short-term memory lives and how much of a conversation it keeps.
+    """Where each memory layer lives and the thresholds that govern it.
 
-    `redis_url` is read from `REDIS_URL` (environment names are case-insensitive).
+    `redis_url` is read from `REDIS_URL`, `database_url` from `DATABASE_URL`, `milvus_uri`
+    from `MILVUS_URI` (environment names are case-insensitive).
     """
 
     service_name: ClassVar[str] = "memory"
 
+    # short-term memory (F30)
     redis_url: str = Field(
         default="redis://127.0.0.1:16379/0", description="Redis for short-term memory."
     )
     stm_window_turns: int = Field(default=10, ge=1, description="Turns kept per conversation.")
+    stm_discard_turns: int = Field(
+        default=2, ge=1, description="Oldest turns compressed into the summary on overflow."
+    )
     stm_ttl_s: int = Field(
         default=86_400, ge=1, description="Seconds a conversation is kept after its last turn."
     )
@@ -28,3 +36,48 @@ class MemorySettings(WeirSettings):
         default="redis", description="`memory` is the in-process, zero-setup fallback."
     )
     max_concurrency: int = Field(default=16, ge=1, description="Commands handled at once.")
+
+    # long-term memory (F31-F38)
+    long_term: bool = Field(default=True, description="Off: short-term memory only.")
+    database_url: str = Field(
+        default="postgresql://weir@127.0.0.1:15432/weir", description="PostgreSQL (asyncpg)."
+    )
+    milvus_uri: str = Field(default="http://127.0.0.1:19530", description="Milvus server.")
+    vector_backend: Literal["milvus", "memory"] = Field(
+        default="milvus", description="`memory`: vectors in this process, rebuilt from PostgreSQL."
+    )
+    vector_collection: str = Field(default="weir_memory", description="Milvus collection prefix.")
+    embedder: Literal["auto", "tf"] = Field(
+        default="auto", description="`tf`: term-frequency vectors, no model (also the fallback)."
+    )
+    similarity_floor: float | None = Field(
+        default=None,
+        ge=0.0,
+        lt=1.0,
+        description="Cosine that counts as unrelated for this embedder (None: measured default).",
+    )
+    memory_llm: bool = Field(
+        default=True, description="Use the FLASH model for analysis and summaries when configured."
+    )
+    memory_llm_timeout_s: float = Field(default=10.0, gt=0, description="Per FLASH call.")
+    importance_threshold: float = Field(default=0.3, description="Below it nothing is stored.")
+    recall_threshold: float = Field(default=0.4, description="Minimum recall score.")
+    recall_top_k: int = Field(default=3, ge=1, description="Memories injected per turn.")
+    recall_weight_similarity: float = Field(default=0.7, description="Score = w·sim + (1-w)·imp.")
+    dedup_threshold: float = Field(default=0.95, description="Same memory (store and merge).")
+    merge_threshold: float = Field(default=0.80, description="Similar memories are merged.")
+    decay_per_day: float = Field(default=0.995, gt=0, le=1, description="Importance decay.")
+    expiry_days: float = Field(default=30.0, description="Unused this long and unimportant: gone.")
+    expiry_importance: float = Field(default=0.3, description="… importance below this.")
+    consolidate_every: int = Field(default=5, ge=1, description="New memories per consolidation.")
+    consolidate_interval_s: float = Field(
+        default=3600.0, gt=0, description="Scheduled consolidation of every user."
+    )
+    recall_trigger_similarity: float = Field(
+        default=0.7, description="Auto recall of past sessions above this similarity (seed 001)."
+    )
+    recall_keywords: list[str] = Field(
+        default=["之前", "聊过", "记得", "找找", "曾经", "谈论过", "提过"],
+        description="Words that trigger recall of past sessions (seed 001).",
+    )
+    recall_max_sessions: int = Field(default=5, ge=1, description="Sessions per topic recall.")

@@ -57,6 +57,22 @@ class MemoryContext(BaseModel):
     facts: list[str] = Field(
         default_factory=list, description="Long-term memories and preferences."
     )
+    preferences: str | None = Field(
+        default=None,
+        description="The user's preference block (seed 000), in the user's language.",
+        examples=["【用户偏好】\n姓名: 小明\n喜好: 打篮球"],
+    )
+    recall: str | None = Field(
+        default=None,
+        description="Recalled past sessions (seed 001: history, topic, session, within).",
+    )
+    prompt: str | None = Field(
+        default=None,
+        description=(
+            "Everything above formatted for a system prompt: preferences, long-term memories,"
+            " the current session's summary and recall results (seeds 000, 001)."
+        ),
+    )
 
 
 class MemoryContextReady(StepResult):

@@ -1,0 +1,51 @@
+"""The memory block a model reads (seeds 000 and 001), in the user's language:
+
+【用户偏好】
+姓名: 小明
+=== 长期记忆 ===
+- [偏好] 我喜欢打篮球 (2026-12-01)
+=== 当前会话摘要 ===
+…
+=== 回忆结果 (RecallTopic) ===
+…
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .sessions.recall import RecallResult
+
+_HEADERS = {
+    True: ("=== 长期记忆 ===", "=== 当前会话摘要 ===", "=== 回忆结果 ({}) ==="),
+    False: ("=== Long-term memory ===", "=== Current session summary ===", "=== Recall ({}) ==="),
+}
+NO_HIT = {True: "（记忆无命中）", False: "(no memory hit)"}
+
+
+def recall_block(result: RecallResult | None, chinese: bool) -> str | None:
+    """The recall results under their header, or None when nothing was recalled."""
+    if result is None:
+        return None
+    header = _HEADERS[chinese][2].format(result.scenario.value)
+    return "\n".join([header, *(result.lines or [NO_HIT[chinese]])])
+
+
+def render(
+    *,
+    preferences: str | None,
+    memories: Sequence[str],
+    summary: str | None,
+    recall: str | None,
+    chinese: bool,
+) -> str | None:
+    """The whole block, or None when memory has nothing to say."""
+    long_term, current, _ = _HEADERS[chinese]
+    blocks = [
+        preferences,
+        "\n".join([long_term, *(f"- {m}" for m in memories)]) if memories else None,
+        f"{current}\n{summary}" if summary else None,
+        recall,
+    ]
+    present = [b for b in blocks if b]
+    return "\n\n".join(present) if present else None

@@ -1,0 +1,173 @@
+"""Long-term memory as one unit: what a turn should know, and what a turn leaves behind.
+
+Reading (seed 000's read phase, seed 003's selection, seed 001's recall): the profile and
+preference block, memories selected by topic slices, and past sessions when recall is
+triggered. Writing: preference rules at once, the analyzer's verdict, the chat and its
+session, the memory (deduplicated), then consolidation after every few new memories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import structlog
+
+from weir_common.embeddings import Embedder
+from weir_common.events import Turn
+
+from .longterm import preferences, topics
+from .longterm.analyzer import Analyzer
+from .longterm.consolidator import Consolidator
+from .longterm.ledger import Ledger
+from .longterm.models import Clock, Vector
+from .longterm.profile import Profile
+from .longterm.semantic import SemanticMemory, item_id
+from .longterm.vectors import is_chinese
+from .sessions.recall import RecallResult, Scenario, Trigger, detect
+from .sessions.service import SessionMemory
+from .summary import chat_summary
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class Recollection:
+    """What long-term memory contributes to one turn."""
+
+    preferences: str | None = None
+    preference_lines: list[str] = field(default_factory=list)
+    memories: list[str] = field(default_factory=list)
+    recall: RecallResult | None = None
+
+
+@dataclass(frozen=True)
+class RecallSettings:
+    """Seed 001's trigger settings."""
+
+    keywords: Sequence[str] = ()
+    trigger_similarity: float = 0.7
+    max_sessions: int = 5
+
+
+class LongTermMemory:
+    """Profile, semantic/episodic memories and sessions of every user."""
+
+    def __init__(
+        self,
+        *,
+        semantic: SemanticMemory,
+        profile: Profile,
+        sessions: SessionMemory,
+        ledger: Ledger,
+        analyzer: Analyzer,
+        recall: RecallSettings,
+        clock: Clock,
+    ) -> None:
+        self.semantic = semantic
+        self.profile = profile
+        self.sessions = sessions
+        self.ledger = ledger
+        self.analyzer = analyzer
+        self.consolidator = Consolidator(semantic, ledger, clock)
+        self._recall = recall
+        self._clock = clock
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder of every vector in this memory."""
+        return self.semantic.embedder
+
+    async def recollect(
+        self, user_id: str, conversation_id: str | None, query: str, focus: str | None
+    ) -> Recollection:
+        """Preferences, topic-sliced memories and (when triggered) recalled sessions."""
+        chinese = is_chinese(query)
+        profile = await self.profile.get(user_id)
+        vector = await self.embedder.embed_query(query)
+        selection = await topics.select(
+            query, self.embedder.embed_query, lambda v: self.semantic.recall(user_id, v), vector
+        )
+        recall = await self._sessions(user_id, conversation_id, query, vector, focus)
+        log.info("memory.recollected", user_id=user_id, topics=len(selection.slices),
+                 hit=selection.hit, memories=len(selection.memories),
+                 recall=recall.scenario.value if recall else None)  # fmt: skip
+        return Recollection(
+            preferences=preferences.block(profile, query),
+            preference_lines=preferences.lines(profile, chinese),
+            memories=topics.render(selection.memories, chinese),
+            recall=recall,
+        )
+
+    async def _sessions(
+        self, user_id: str, current: str | None, query: str, vector: Vector, focus: str | None
+    ) -> RecallResult | None:
+        trigger = detect(query, self._recall.keywords, focus)
+        if trigger is None:  # the third trigger: a past chat close to this message
+            return await self.sessions.topic(
+                user_id, vector, current, self._recall.max_sessions,
+                min_similarity=self._recall.trigger_similarity,
+            )  # fmt: skip
+        return await self._scenario(user_id, current, query, vector, trigger)
+
+    async def _scenario(
+        self, user_id: str, current: str | None, query: str, vector: Vector, trigger: Trigger
+    ) -> RecallResult | None:
+        if trigger.scenario is Scenario.HISTORY:
+            return await self.sessions.history(user_id, current)
+        if trigger.scenario is Scenario.TOPIC:
+            topic_vector = vector if trigger.topic == query.strip() else (
+                await self.embedder.embed_query(trigger.topic))  # fmt: skip
+            found = await self.sessions.topic(
+                user_id, topic_vector, current, self._recall.max_sessions
+            )
+            return found or RecallResult(Scenario.TOPIC)
+        session = trigger.session and await self.sessions.by_number(user_id, trigger.session)
+        if not session:
+            return RecallResult(trigger.scenario)
+        if trigger.scenario is Scenario.SESSION:
+            return await self.sessions.session(user_id, session)
+        topic_vector = await self.embedder.embed_query(trigger.topic or query)
+        return await self.sessions.within(user_id, session, topic_vector)
+
+    async def remember(
+        self, user_id: str, conversation_id: str, turn: Turn, at: datetime, recent: Sequence[Turn]
+    ) -> None:
+        """Everything a finished turn leaves in long-term memory (idempotent per run)."""
+        if await self.ledger.remembered(turn.run_id):
+            return
+        runs = [turn.run_id]
+        await self.profile.learn_text(user_id, turn.user, runs=runs, at=at)
+        analysis = await self.analyzer.analyze(turn.user, recent)
+        if analysis.profile:
+            await self.profile.learn_pairs(
+                user_id, analysis.profile, source="llm", runs=runs, at=at
+            )
+        worth = analysis.importance >= self.semantic.policy.importance_threshold
+        texts = [chat_summary(turn.user, turn.assistant)]
+        if worth and analysis.content:
+            texts.append(analysis.content)
+        vectors = await self.embedder.embed_documents(texts)
+        await self.sessions.record(user_id, conversation_id, turn, at, vectors[0])
+        if len(texts) > 1:
+            stored = await self.semantic.store(
+                user_id, analysis, runs=runs, at=at, conversation_id=conversation_id,
+                new_id=item_id(turn.run_id, analysis.layer), vector=vectors[1],
+            )  # fmt: skip
+            if stored.outcome == "stored" and stored.id:
+                await self.note_new(user_id, [stored.id])
+        await self.ledger.mark_remembered(turn.run_id, user_id, at)
+
+    async def note_new(self, user_id: str, ids: Sequence[str]) -> None:
+        """Count new memories; every `consolidate_every` of them, consolidate them."""
+        pending = await self.ledger.add_new_items(user_id, ids)
+        if len(pending) >= self.semantic.policy.consolidate_every:
+            await self.consolidator.run(user_id, pending)
+
+    async def consolidate_due(self, interval_s: float) -> int:
+        """The scheduled consolidation: every user not consolidated for `interval_s`."""
+        users = await self.ledger.due(self._clock(), interval_s)
+        for user_id in users:
+            await self.consolidator.run(user_id)
+        return len(users)

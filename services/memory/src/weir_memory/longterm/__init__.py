@@ -1,0 +1,1 @@
+"""Long-term memory: profile and preferences, semantic and episodic memories, consolidation."""

@@ -1,0 +1,101 @@
+"""Bookkeeping in PostgreSQL: turns already remembered, consolidation counters, forgetting."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
+
+from ..db import Database
+
+# Every table that holds something about a user, in an order that respects no foreign keys
+# (there are none): all of them are emptied for "forget me".
+_USER_TABLES = (
+    "memory_items",
+    "memory_profile",
+    "memory_chats",
+    "memory_sessions",
+    "memory_runs",
+    "memory_users",
+)
+
+
+class Ledger:
+    """`memory_runs` and `memory_users`."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def remembered(self, run_id: str) -> bool:
+        """True when this turn's long-term part was already done."""
+        async with self._db.connection() as conn:
+            found = await conn.fetchval("SELECT 1 FROM memory_runs WHERE run_id = $1", run_id)
+        return found is not None
+
+    async def mark_remembered(self, run_id: str, user_id: str, now: datetime) -> None:
+        """Record that this turn's long-term part is done."""
+        async with self._db.connection() as conn:
+            await conn.execute(
+                "INSERT INTO memory_runs (run_id, user_id, done_at) VALUES ($1, $2, $3)"
+                " ON CONFLICT (run_id) DO NOTHING",
+                run_id,
+                user_id,
+                now,
+            )
+
+    async def add_new_items(self, user_id: str, ids: Sequence[str]) -> list[str]:
+        """Note new or changed memories since the last consolidation; returns all of them."""
+        async with self._db.connection() as conn:
+            pending = await conn.fetchval(
+                "INSERT INTO memory_users (user_id, new_items, pending) VALUES ($1, $2, $3)"
+                " ON CONFLICT (user_id) DO UPDATE SET new_items = memory_users.new_items + $2,"
+                "  pending = memory_users.pending || $3 RETURNING pending",
+                user_id,
+                len(ids),
+                list(ids),
+            )
+        return list(dict.fromkeys(pending))
+
+    async def consolidated(self, user_id: str, now: datetime) -> None:
+        """Reset the counter and the candidates after a consolidation."""
+        async with self._db.connection() as conn:
+            await conn.execute(
+                "INSERT INTO memory_users (user_id, new_items, consolidated_at) VALUES ($1, 0, $2)"
+                " ON CONFLICT (user_id) DO UPDATE SET new_items = 0, pending = '{}',"
+                "  consolidated_at = $2",
+                user_id,
+                now,
+            )
+
+    @asynccontextmanager
+    async def user_lock(self, user_id: str) -> AsyncIterator[None]:
+        """Hold a lock on one user across replicas (one consolidation at a time)."""
+        async with self._db.connection() as conn:
+            await conn.execute("SELECT pg_advisory_lock(hashtext($1))", f"memory:{user_id}")
+            try:
+                yield
+            finally:
+                await conn.execute("SELECT pg_advisory_unlock(hashtext($1))", f"memory:{user_id}")
+
+    async def due(self, now: datetime, interval_s: float, limit: int = 100) -> list[str]:
+        """Users not consolidated for `interval_s` seconds (oldest first)."""
+        async with self._db.connection() as conn:
+            rows = await conn.fetch(
+                "SELECT user_id FROM memory_users WHERE consolidated_at IS NULL"
+                " OR consolidated_at <= $1 ORDER BY consolidated_at NULLS FIRST LIMIT $2",
+                now - timedelta(seconds=interval_s),
+                limit,
+            )
+        return [r["user_id"] for r in rows]
+
+    async def forget_user(self, user_id: str) -> dict[str, int]:
+        """Delete every row about a user in every memory table; rows deleted per table."""
+        deleted: dict[str, int] = {}
+        async with self._db.transaction() as conn:
+            for table in _USER_TABLES:
+                status = await conn.execute(
+                    f"DELETE FROM {table} WHERE user_id = $1",  # noqa: S608 - constant names
+                    user_id,
+                )
+                deleted[table] = int(status.split()[-1])
+        return deleted

@@ -1,0 +1,147 @@
+"""Milvus adapter of `VectorIndex` (Milvus standalone, or Milvus Lite in server mode).
+
+pymilvus's `AsyncMilvusClient` cannot create an index on Milvus Lite (it waits through an
+RPC the Lite server does not implement), so the synchronous client runs in worker threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import structlog
+
+from ..repository import StoreError
+from .index import Kind, VectorHit, VectorRecord
+
+log = structlog.get_logger(__name__)
+T = TypeVar("T")
+
+
+class VectorIndexError(StoreError):
+    """Milvus could not be reached or refused the operation; retrying may succeed."""
+
+
+def _quote(value: str) -> str:
+    """A string literal for a Milvus boolean expression."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _where(user_id: str, kinds: Sequence[Kind] | None = None, session_id: str | None = None) -> str:
+    parts = [f"user_id == {_quote(user_id)}"]
+    if kinds:
+        parts.append(f"kind in [{', '.join(_quote(k) for k in kinds)}]")
+    if session_id is not None:
+        parts.append(f"session_id == {_quote(session_id)}")
+    return " and ".join(parts)
+
+
+def _list_collections(uri: str) -> list[str]:
+    from pymilvus import MilvusClient  # noqa: PLC0415
+
+    client = MilvusClient(uri=uri, timeout=5)
+    try:
+        return list(client.list_collections())
+    finally:
+        client.close()
+
+
+async def ping_milvus(uri: str) -> None:
+    """Raise unless the Milvus server at `uri` lists its collections."""
+    await asyncio.to_thread(_list_collections, uri)
+
+
+class MilvusVectorIndex:
+    """One collection per vector dimension, FLAT cosine index, filtered by user always."""
+
+    def __init__(self, uri: str, collection_prefix: str = "weir_memory", timeout: float = 10.0):
+        self._uri = uri
+        self._prefix = re.sub(r"\W", "_", collection_prefix)
+        self._timeout = timeout
+        self._client: Any = None
+        self.collection = ""
+
+    async def _run(self, fn: Callable[[], T]) -> T:
+        try:
+            return await asyncio.to_thread(fn)
+        except Exception as exc:
+            raise VectorIndexError(f"milvus: {type(exc).__name__}: {exc}") from exc
+
+    async def open(self, dimension: int) -> None:
+        """Connect and create the collection for this dimension if it is missing."""
+        from pymilvus import MilvusClient  # noqa: PLC0415 - ~3 s import, only when used
+
+        self.collection = f"{self._prefix}_{dimension}"
+        self._client = await self._run(lambda: MilvusClient(uri=self._uri, timeout=self._timeout))
+        if not await self._run(lambda: self._client.has_collection(self.collection)):
+            await self._run(lambda: self._create(dimension))
+        log.info("memory.vectors.opened", uri=self._uri, collection=self.collection)
+
+    def _create(self, dimension: int) -> None:
+        from pymilvus import DataType, MilvusClient  # noqa: PLC0415
+
+        schema = MilvusClient.create_schema(auto_id=False)
+        schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=128)
+        schema.add_field("user_id", DataType.VARCHAR, max_length=256)
+        schema.add_field("kind", DataType.VARCHAR, max_length=16)
+        schema.add_field("session_id", DataType.VARCHAR, max_length=256)
+        schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dimension)
+        params = MilvusClient.prepare_index_params()
+        params.add_index(field_name="vector", index_type="FLAT", metric_type="COSINE")
+        self._client.create_collection(self.collection, schema=schema, index_params=params)
+
+    async def close(self) -> None:
+        """Close the client."""
+        if self._client is not None:
+            client, self._client = self._client, None
+            await asyncio.to_thread(client.close)
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        """Insert or replace records by id."""
+        if not records:
+            return
+        rows = [
+            {"id": r.id, "user_id": r.user_id, "kind": r.kind, "session_id": r.session_id,
+             "vector": r.vector}
+            for r in records
+        ]  # fmt: skip
+        await self._run(lambda: self._client.upsert(self.collection, rows))
+
+    async def delete(self, user_id: str, ids: Sequence[str]) -> None:
+        """Delete these ids, only among the user's records."""
+        if not ids:
+            return
+        expr = f"{_where(user_id)} and id in [{', '.join(_quote(i) for i in ids)}]"
+        await self._run(lambda: self._client.delete(self.collection, filter=expr))
+
+    async def delete_user(self, user_id: str) -> None:
+        """Delete all records of a user."""
+        await self._run(lambda: self._client.delete(self.collection, filter=_where(user_id)))
+
+    async def search(
+        self,
+        user_id: str,
+        kinds: Sequence[Kind],
+        vector: Sequence[float],
+        limit: int,
+        session_id: str | None = None,
+    ) -> list[VectorHit]:
+        """The user's nearest records; Milvus's COSINE distance is the similarity."""
+        expr = _where(user_id, kinds, session_id)
+        result = await self._run(
+            lambda: self._client.search(
+                self.collection,
+                data=[list(vector)],
+                filter=expr,
+                limit=limit,
+                output_fields=["session_id"],
+            )
+        )
+        hits = result[0] if result else []
+        return [
+            VectorHit(str(h["id"]), str(h["entity"].get("session_id", "")), float(h["distance"]))
+            for h in hits
+        ]

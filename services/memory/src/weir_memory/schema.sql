@@ -1,0 +1,69 @@
+-- Tables owned by the memory service (created at start-up; additive changes only).
+
+CREATE TABLE IF NOT EXISTS memory_items (
+    id              text PRIMARY KEY,
+    user_id         text NOT NULL,
+    layer           text NOT NULL,               -- semantic | episodic
+    category        text NOT NULL,               -- one of the seven dimensions
+    content         text NOT NULL,               -- the fact, or the episode's summary
+    title           text NOT NULL DEFAULT '',    -- episodic: title
+    detail          text NOT NULL DEFAULT '',    -- episodic: detail
+    importance      double precision NOT NULL,
+    embedding       real[] NOT NULL,
+    source_runs     text[] NOT NULL DEFAULT '{}', -- provenance: the turns it came from
+    conversation_id text,
+    created_at      timestamptz NOT NULL,        -- episodic: when it happened
+    last_accessed   timestamptz NOT NULL,
+    decayed_at      timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS memory_items_user ON memory_items (user_id, layer, created_at);
+
+CREATE TABLE IF NOT EXISTS memory_profile (
+    user_id     text NOT NULL,
+    key         text NOT NULL,
+    vals        text[] NOT NULL,
+    source      text NOT NULL,                   -- rule | llm | api
+    source_runs text[] NOT NULL DEFAULT '{}',
+    updated_at  timestamptz NOT NULL,
+    PRIMARY KEY (user_id, key)
+);
+
+CREATE TABLE IF NOT EXISTS memory_users (
+    user_id         text PRIMARY KEY,
+    new_items       integer NOT NULL DEFAULT 0,  -- stored since the last consolidation
+    pending         text[] NOT NULL DEFAULT '{}', -- their ids: consolidation candidates
+    consolidated_at timestamptz
+);
+
+CREATE TABLE IF NOT EXISTS memory_runs (       -- turns already remembered (redeliveries)
+    run_id  text PRIMARY KEY,
+    user_id text NOT NULL,
+    done_at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS memory_runs_user ON memory_runs (user_id);
+
+CREATE TABLE IF NOT EXISTS memory_sessions (
+    conversation_id text PRIMARY KEY,
+    id              bigserial UNIQUE,
+    user_id         text NOT NULL,
+    title           text NOT NULL DEFAULT '',
+    summary         text NOT NULL DEFAULT '',
+    embedding_sum   real[],
+    chat_count      integer NOT NULL DEFAULT 0,
+    created_at      timestamptz NOT NULL,
+    updated_at      timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS memory_sessions_user ON memory_sessions (user_id, updated_at);
+
+CREATE TABLE IF NOT EXISTS memory_chats (
+    run_id          text PRIMARY KEY,
+    id              bigserial UNIQUE,
+    conversation_id text NOT NULL,
+    user_id         text NOT NULL,
+    user_input      text NOT NULL,
+    ai_reply        text NOT NULL,
+    summary         text NOT NULL,
+    created_at      timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS memory_chats_session ON memory_chats (conversation_id, id);
+CREATE INDEX IF NOT EXISTS memory_chats_user ON memory_chats (user_id, created_at);

@@ -1,0 +1,134 @@
+"""Session memory (seed 001, F35): every chat and a rolling summary per session, with vectors,
+and the four recall scenarios over them.
+
+A session's vector is the normalised sum of its chats' vectors: a rolling embedding that
+costs no model call. Chats and sessions are indexed per user like every memory.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from datetime import datetime
+
+import numpy as np
+import structlog
+
+from weir_common.events import Turn
+
+from ..longterm.index import VectorIndex, VectorRecord
+from ..longterm.models import Vector
+from ..longterm.vectors import Similarity
+from ..summary import chat_summary, session_summary
+from .recall import RecallResult, Scenario, render_chat, render_session
+from .store import Chat, Session, SessionStore
+
+log = structlog.get_logger(__name__)
+RECENT_CHATS = 4
+TOPIC_CANDIDATES = 50
+CHATS_PER_SESSION = 3
+
+
+def _unit(vec: list[float]) -> Vector:
+    arr = np.asarray(vec, dtype=np.float64)
+    norm = float(np.linalg.norm(arr)) or 1.0
+    return [float(x) for x in arr / norm]
+
+
+class SessionMemory:
+    """Chats and sessions of every user; recall across them."""
+
+    def __init__(self, store: SessionStore, index: VectorIndex, similarity: Similarity) -> None:
+        self.store = store
+        self._index = index
+        self._similarity = similarity
+
+    async def record(
+        self, user_id: str, conversation_id: str, turn: Turn, at: datetime, vector: Vector
+    ) -> None:
+        """Store a chat, roll its session's summary and vector forward, index both."""
+        summary = chat_summary(turn.user, turn.assistant)
+        chat = Chat(0, turn.run_id, conversation_id, turn.user, turn.assistant, summary, at)
+        if not await self.store.add_chat(user_id, chat):
+            return
+        old = await self.store.get(user_id, conversation_id)
+        recent = await self.store.chats(user_id, [conversation_id], last=RECENT_CHATS)
+        title = old.title if old else summary[:80]
+        total = (np.asarray(old.embedding_sum) if old and old.embedding_sum else 0.0) + np.asarray(
+            vector
+        )
+        session = Session(
+            id=0,
+            conversation_id=conversation_id,
+            user_id=user_id,
+            title=title,
+            summary=session_summary(title, [c.summary for c in recent]),
+            embedding_sum=np.asarray(total).tolist(),
+            chat_count=(old.chat_count if old else 0) + 1,
+            created_at=old.created_at if old else at,
+            updated_at=at,
+        )
+        await self.store.save(session)
+        await self._index.upsert(
+            [
+                VectorRecord(f"c:{turn.run_id}", user_id, "chat", vector, conversation_id),
+                VectorRecord(
+                    f"s:{conversation_id}", user_id, "session", _unit(session.embedding_sum),
+                    conversation_id,
+                ),
+            ]
+        )  # fmt: skip
+
+    async def history(self, user_id: str, current: str | None, limit: int = 10) -> RecallResult:
+        """RecallHistory: the summaries of the user's other sessions, newest first."""
+        sessions = [
+            s for s in await self.store.of_user(user_id, limit + 1) if s.conversation_id != current
+        ]
+        return RecallResult(Scenario.HISTORY, [render_session(s) for s in sessions[:limit]])
+
+    async def topic(
+        self, user_id: str, vector: Vector, current: str | None, max_sessions: int,
+        min_similarity: float = 0.0,
+    ) -> RecallResult | None:  # fmt: skip
+        """RecallTopic: chats near the topic, grouped by session, the best `max_sessions`;
+        None when the best chat is below `min_similarity`."""
+        hits = await self._index.search(user_id, ["chat"], vector, TOPIC_CANDIDATES)
+        hits = [h for h in hits if h.session_id != current]
+        if not hits or self._similarity.calibrate(hits[0].cosine) < min_similarity:
+            return None
+        groups: OrderedDict[str, list[str]] = OrderedDict()
+        for hit in hits:
+            runs = groups.setdefault(hit.session_id, [])
+            if len(groups) <= max_sessions and len(runs) < CHATS_PER_SESSION:
+                runs.append(hit.id.removeprefix("c:"))
+        chosen = list(groups.items())[:max_sessions]
+        chats = {c.run_id: c for c in await self.store.chats_by_run(
+            user_id, [r for _, runs in chosen for r in runs])}  # fmt: skip
+        lines = []
+        for conversation_id, runs in chosen:
+            session = await self.store.get(user_id, conversation_id)
+            if session is not None:
+                lines.append(render_session(session))
+                lines.extend(render_chat(chats[r]) for r in runs if r in chats)
+        return RecallResult(Scenario.TOPIC, lines, focus=chosen[0][0] if chosen else None)
+
+    async def session(self, user_id: str, conversation_id: str) -> RecallResult:
+        """RecallSession: one session's summary and its latest chats."""
+        session = await self.store.get(user_id, conversation_id)
+        if session is None:
+            return RecallResult(Scenario.SESSION, [])
+        chats = await self.store.chats(user_id, [conversation_id], last=10)
+        lines = [render_session(session), *(render_chat(c) for c in chats)]
+        return RecallResult(Scenario.SESSION, lines, focus=conversation_id)
+
+    async def within(self, user_id: str, conversation_id: str, vector: Vector) -> RecallResult:
+        """RecallWithinSession: the chats of one session nearest to the question."""
+        hits = await self._index.search(user_id, ["chat"], vector, 5, session_id=conversation_id)
+        chats = await self.store.chats_by_run(user_id, [h.id.removeprefix("c:") for h in hits])
+        return RecallResult(Scenario.WITHIN, [render_chat(c) for c in chats], focus=conversation_id)
+
+    async def by_number(self, user_id: str, number: str) -> str | None:
+        """The conversation id of the user's session `#number` (or of that conversation id)."""
+        for session in await self.store.of_user(user_id, limit=1000):
+            if str(session.id) == number.lstrip("#") or session.conversation_id == number:
+                return session.conversation_id
+        return None

@@ -1,0 +1,132 @@
+"""Building the memory engines from settings: short-term store, long-term memory.
+
+Long-term memory is built in a start-up hook, because choosing its embedder needs a probe:
+when no embedding model answers, term-frequency vectors take over (seed 000's fallback).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import structlog
+
+from weir_common.embeddings import Embedder, make_embedder
+from weir_common.llm import make_llm_client
+from weir_common.runtime import Hook
+
+from .db import Database
+from .flash import Flash
+from .long_term import LongTermMemory, RecallSettings
+from .longterm.analyzer import Analyzer
+from .longterm.index import InMemoryVectorIndex, VectorIndex
+from .longterm.ledger import Ledger
+from .longterm.milvus_index import MilvusVectorIndex
+from .longterm.models import Clock
+from .longterm.policy import Policy
+from .longterm.profile import Profile
+from .longterm.profile_store import ProfileStore
+from .longterm.semantic import SemanticMemory, record_of
+from .longterm.store import ItemStore
+from .longterm.vectors import Similarity, TermFrequencyEmbedder, floor_for
+from .repository import InMemoryShortTermStore, RedisShortTermStore, ShortTermStore, redis_client
+from .sessions.service import SessionMemory
+from .sessions.store import SessionStore
+from .settings import MemorySettings
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class StoreWiring:
+    """A short-term store and the hooks that open and close its engine."""
+
+    store: ShortTermStore
+    on_startup: list[Hook] = field(default_factory=list)
+    on_shutdown: list[Hook] = field(default_factory=list)
+
+
+def make_store(settings: MemorySettings) -> StoreWiring:
+    """The short-term store the settings ask for (it holds the window plus the turns about
+    to be compressed)."""
+    window = settings.stm_window_turns + settings.stm_discard_turns
+    ttl_s = settings.stm_ttl_s
+    if settings.stm_backend == "memory":
+        return StoreWiring(InMemoryShortTermStore(window=window, ttl_s=ttl_s))
+    store = RedisShortTermStore(redis_client(settings.redis_url), window=window, ttl_s=ttl_s)
+    return StoreWiring(store, on_startup=[store.ping], on_shutdown=[store.close])
+
+
+def make_flash(settings: MemorySettings) -> Flash:
+    """The FLASH model for memory's helper calls, if one is configured and allowed."""
+    llm = make_llm_client() if settings.memory_llm else None
+    return Flash(llm, settings.memory_llm_timeout_s)
+
+
+async def choose_embedder(settings: MemorySettings) -> Embedder:
+    """The configured embedder if it answers, else term-frequency vectors."""
+    if settings.embedder == "tf":
+        return TermFrequencyEmbedder()
+    embedder = make_embedder()
+    try:
+        await embedder.probe()
+    except Exception as exc:  # any failure of the model means: fall back, loudly
+        log.warning("memory.embedder.unavailable", embedder=embedder.name, error=str(exc),
+                    fallback=TermFrequencyEmbedder.name)  # fmt: skip
+        return TermFrequencyEmbedder()
+    return embedder
+
+
+def make_index(settings: MemorySettings) -> VectorIndex:
+    """Milvus, or vectors in this process."""
+    if settings.vector_backend == "memory":
+        return InMemoryVectorIndex()
+    return MilvusVectorIndex(settings.milvus_uri, settings.vector_collection)
+
+
+@dataclass
+class LongTermWiring:
+    """Long-term memory and its engines, opened by `open` and closed by `close`."""
+
+    settings: MemorySettings
+    flash: Flash
+    clock: Clock
+    memory: LongTermMemory | None = None
+    _db: Database | None = None
+    _index: VectorIndex | None = None
+
+    async def open(self) -> LongTermMemory:
+        """Connect PostgreSQL and the index, choose the embedder, build the memory."""
+        s = self.settings
+        self._db = Database(s.database_url)
+        await self._db.open()
+        chosen = await choose_embedder(s)
+        self._index = make_index(s)
+        await self._index.open(await chosen.probe())
+        similarity = Similarity(floor_for(chosen.name, s.similarity_floor))
+        items = ItemStore(self._db)
+        semantic = SemanticMemory(
+            items, self._index, chosen, similarity, Policy.from_settings(s), self.clock
+        )
+        if isinstance(self._index, InMemoryVectorIndex):  # nothing survives a restart there
+            await self._index.upsert([record_of(i) for i in await items.every_item()])
+        self.memory = LongTermMemory(
+            semantic=semantic,
+            profile=Profile(ProfileStore(self._db)),
+            sessions=SessionMemory(SessionStore(self._db), self._index, similarity),
+            ledger=Ledger(self._db),
+            analyzer=Analyzer(self.flash),
+            recall=RecallSettings(
+                s.recall_keywords, s.recall_trigger_similarity, s.recall_max_sessions
+            ),
+            clock=self.clock,
+        )
+        log.info("memory.long_term.opened", embedder=chosen.name, floor=similarity.floor,
+                 vectors=s.vector_backend, model=self.flash.available)  # fmt: skip
+        return self.memory
+
+    async def close(self) -> None:
+        """Close the index and the pool."""
+        if self._index is not None:
+            await self._index.close()
+        if self._db is not None:
+            await self._db.close()

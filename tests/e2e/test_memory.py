@@ -1,0 +1,153 @@
+"""Long-term memory end to end: a fact told in one conversation reaches the model in a new
+one, in Chinese and in English; private conversations and other users leave no trace."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import asyncpg
+import pytest
+import websockets
+
+from weir_common.events import new_id
+from weir_common.testing.scripted_llm import ScriptedLLM
+from weir_deploy.services import Services
+
+from .conftest import ChatClient
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
+
+MEMORY_TABLES = ("memory_items", "memory_profile", "memory_chats", "memory_sessions")
+
+
+async def wait_until_remembered(database_url: str, run_id: str) -> None:
+    """Wait until the harness has recorded the turn in memory (that follows `done`)."""
+    conn = await asyncpg.connect(database_url)
+    try:
+        for _ in range(150):
+            status = await conn.fetchval("SELECT status FROM runs WHERE run_id = $1", run_id)
+            if status not in (None, "running", "finishing"):
+                assert status == "completed", status
+                return
+            await asyncio.sleep(0.1)
+    finally:
+        await conn.close()
+    raise AssertionError(f"run {run_id} was not completed in time")
+
+
+async def rows_about(database_url: str, user_id: str) -> dict[str, int]:
+    """How many rows each memory table holds about a user."""
+    conn = await asyncpg.connect(database_url)
+    try:
+        return {
+            t: int(await conn.fetchval(f"SELECT count(*) FROM {t} WHERE user_id = $1", user_id))
+            for t in MEMORY_TABLES
+        }
+    finally:
+        await conn.close()
+
+
+def messages_for(llm: ScriptedLLM, question: str) -> list[dict[str, Any]]:
+    """The messages the router sent with `question` (memory's own model calls excluded)."""
+    for body in reversed(llm.requests):
+        messages: list[dict[str, Any]] = body["messages"]
+        last = str(messages[-1].get("content"))
+        if messages[-1]["role"] == "user" and "<user_query>" in last and question in last:
+            return messages
+    raise AssertionError(f"the model never saw {question!r}")
+
+
+def system_prompt_for(llm: ScriptedLLM, question: str) -> str:
+    """The system message the router sent with `question`."""
+    return str(messages_for(llm, question)[0]["content"])
+
+
+class Person:
+    """One user of the product, able to open conversations."""
+
+    def __init__(self, product: Services, user_id: str) -> None:
+        self.url = product.url("gateway").replace("http", "ws") + "/ws/chat"
+        self.user_id = user_id
+
+    async def say(self, text: str, conversation: str, **extra: Any) -> list[dict[str, Any]]:
+        """One turn in `conversation`; returns its frames."""
+        headers = {"X-User-Id": self.user_id}
+        async with websockets.connect(self.url, additional_headers=headers) as ws:
+            client = ChatClient(ws)
+            assert (await client.recv())["type"] == "ready"
+            frames = await client.turn(text, conversation_id=conversation, **extra)
+        assert frames[-1]["type"] == "done", frames[-1]
+        return frames
+
+
+@pytest.fixture
+def person(product: Services) -> Person:
+    """A fresh user."""
+    assert not product.exited(), f"services died: {product.exited()}"
+    return Person(product, f"mem-{new_id()[:8]}")
+
+
+@pytest.mark.parametrize(
+    ("tell", "ask", "expected"),
+    [
+        ("我叫小明，我喜欢打篮球", "我叫什么？我喜欢什么运动？", ("小明", "篮球", "【用户偏好】")),
+        (
+            "My name is Alice and I love playing basketball.",
+            "What is my name? Which sport do I like?",
+            ("Alice", "basketball", "[User preferences]"),
+        ),
+    ],
+)
+async def test_a_new_conversation_knows_what_an_earlier_one_told(
+    person: Person,
+    llm: ScriptedLLM,
+    stack_env: dict[str, str],
+    tell: str,
+    ask: str,
+    expected: tuple[str, str, str],
+) -> None:
+    told = await person.say(tell, conversation=f"first-{new_id()[:6]}")
+    await wait_until_remembered(stack_env["DATABASE_URL"], told[0]["run_id"])
+
+    await person.say(ask, conversation=f"second-{new_id()[:6]}")
+
+    system = system_prompt_for(llm, ask)
+    for needle in expected[:2]:
+        assert needle in system, system
+    profile = await rows_about(stack_env["DATABASE_URL"], person.user_id)
+    assert profile["memory_profile"] == 2, profile
+    assert profile["memory_items"] == 1, profile
+
+
+async def test_a_private_conversation_leaves_no_long_term_rows(
+    person: Person, llm: ScriptedLLM, stack_env: dict[str, str]
+) -> None:
+    frames = await person.say("我叫小红，我喜欢游泳", conversation="secret", private=True)
+    await wait_until_remembered(stack_env["DATABASE_URL"], frames[0]["run_id"])
+    follow = await person.say("我喜欢什么？", conversation="secret", private=True)
+    await wait_until_remembered(stack_env["DATABASE_URL"], follow[0]["run_id"])
+
+    assert await rows_about(stack_env["DATABASE_URL"], person.user_id) == dict.fromkeys(
+        MEMORY_TABLES, 0
+    )
+    # short-term memory still holds the private conversation itself
+    seen = json.dumps(messages_for(llm, "我喜欢什么？"), ensure_ascii=False)
+    assert "我叫小红，我喜欢游泳" in seen
+
+
+async def test_one_users_memories_never_reach_another(
+    product: Services, llm: ScriptedLLM, stack_env: dict[str, str]
+) -> None:
+    alice, bob = Person(product, f"a-{new_id()[:8]}"), Person(product, f"b-{new_id()[:8]}")
+    told = await alice.say("我叫阿丽，我喜欢弹钢琴", conversation="mine")
+    await wait_until_remembered(stack_env["DATABASE_URL"], told[0]["run_id"])
+
+    question = f"我叫什么？我喜欢什么乐器？{new_id()[:4]}"
+    await bob.say(question, conversation="mine")
+
+    system = system_prompt_for(llm, question)
+    assert "阿丽" not in system, system
+    assert "钢琴" not in system, system
+    assert (await rows_about(stack_env["DATABASE_URL"], bob.user_id))["memory_profile"] == 0
