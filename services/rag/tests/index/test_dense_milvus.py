@@ -78,12 +78,16 @@ async def test_upsert_replaces_and_delete_counts(
 
 
 async def test_scope_isolation(dense_index: MilvusDenseIndex, embedder: Embedder) -> None:
-    await store(dense_index, embedder, [
-        make_chunk("s-0", "team budget for 2025", document_id="s"),
-        make_chunk("a-0", "alice's private budget", document_id="a", owner="alice"),
-        make_chunk("q-0", "quoted owner budget", document_id="q", owner='b" or owner != "'),
-        make_chunk("o-0", "ops budget", document_id="o", collection="ops"),
-    ])  # fmt: skip
+    await store(
+        dense_index,
+        embedder,
+        [
+            make_chunk("s-0", "team budget for 2025", document_id="s"),
+            make_chunk("a-0", "alice's private budget", document_id="a", owner="alice"),
+            make_chunk("q-0", "quoted owner budget", document_id="q", owner='b" or owner != "'),
+            make_chunk("o-0", "ops budget", document_id="o", collection="ops"),
+        ],
+    )
     assert await top(dense_index, embedder, "budget") == ["s-0"]
     assert sorted(await top(dense_index, embedder, "budget", Scope(user_id="alice"))) == [
         "a-0",

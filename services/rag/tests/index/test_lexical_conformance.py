@@ -53,11 +53,15 @@ async def test_delete_document_removes_only_its_chunks(lexical_index: LexicalInd
 
 
 async def test_private_chunks_stay_with_their_owner(lexical_index: LexicalIndex) -> None:
-    await lexical_index.upsert([
-        make_chunk("s-0", "quarterly budget shared with everyone", document_id="shared"),
-        make_chunk("p-0", "quarterly budget of alice", document_id="pa", owner="alice"),
-        make_chunk("q-0", 'quarterly budget of "bob" or 1', document_id="pb", owner='bob" or "1'),
-    ])  # fmt: skip
+    await lexical_index.upsert(
+        [
+            make_chunk("s-0", "quarterly budget shared with everyone", document_id="shared"),
+            make_chunk("p-0", "quarterly budget of alice", document_id="pa", owner="alice"),
+            make_chunk(
+                "q-0", 'quarterly budget of "bob" or 1', document_id="pb", owner='bob" or "1'
+            ),
+        ]
+    )
     assert await ids(lexical_index, "quarterly budget") == ["s-0"]
     assert sorted(await ids(lexical_index, "quarterly budget", Scope(user_id="alice"))) == [
         "p-0",
@@ -88,11 +92,13 @@ async def test_chinese_words_match_inside_sentences(lexical_index: LexicalIndex)
 
 
 async def test_ranking_follows_term_overlap(lexical_index: LexicalIndex) -> None:
-    await lexical_index.upsert([
-        make_chunk("r-0", "kafka consumer lag grows when the consumer group rebalances"),
-        make_chunk("r-1", "kafka broker configuration"),
-        make_chunk("r-2", "unrelated notes about gardening"),
-    ])  # fmt: skip
+    await lexical_index.upsert(
+        [
+            make_chunk("r-0", "kafka consumer lag grows when the consumer group rebalances"),
+            make_chunk("r-1", "kafka broker configuration"),
+            make_chunk("r-2", "unrelated notes about gardening"),
+        ]
+    )
     hits = await lexical_index.search("kafka consumer lag", 5, Scope())
     assert [h.chunk.chunk_id for h in hits] == ["r-0", "r-1"]
     assert hits[0].score > hits[1].score

@@ -1,0 +1,53 @@
+"""Every retrieval stage behind a switch, for ablation (F14): one frozen dataclass."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Literal
+
+RewriteLevel = Literal["off", "light", "llm", "both"]
+RerankMode = Literal["none", "llm"]
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalSwitches:
+    """Which stages run and with which parameters.
+
+    The fusion weights default to dense 0.5 / BM25 0.5, not the seed's 0.8 / 0.2: on the
+    LoCoMo turn benchmark (bench/retrieval_quality.py) equal weights measured best.
+    """
+
+    dense: bool = True
+    lexical: bool = True
+    dense_weight: float = 0.5
+    lexical_weight: float = 0.5
+    rrf_k: int = 60
+    candidates_per_retriever: int = 3  # each retriever returns k × this
+    fused_pool: int = 4  # the fused list is cut to k × this before diversity and rerank
+    short_chunk_penalty: bool = True
+    short_chunk_chars: int = 50
+    short_chunk_ratio: float = 0.25  # of the pool's score range
+    source_diversity: bool = True
+    max_per_source: int = 3
+    rerank: RerankMode = "none"
+    query_rewrite: RewriteLevel = "off"
+    dual_storage: bool = True
+
+    def with_(self, **changes: object) -> RetrievalSwitches:
+        """A copy with some switches changed (``dataclasses.replace``)."""
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+    def diff(self, base: RetrievalSwitches | None = None) -> dict[str, object]:
+        """The switches that differ from ``base`` (the defaults when None)."""
+        ref = base if base is not None else RetrievalSwitches()
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if getattr(self, f.name) != getattr(ref, f.name)
+        }
+
+    def __post_init__(self) -> None:
+        if not (self.dense or self.lexical):
+            raise ValueError("at least one retriever (dense or lexical) must be on")
+        if self.rrf_k < 1 or self.candidates_per_retriever < 1 or self.fused_pool < 1:
+            raise ValueError("rrf_k, candidates_per_retriever and fused_pool must be >= 1")
