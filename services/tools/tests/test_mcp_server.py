@@ -166,3 +166,19 @@ async def test_http_server_gone_is_unavailable_then_reconnects_when_back(
     assert text_of(result) == "Echo: back"
     assert server.connected
     assert changes.count >= 3
+
+
+@pytest.mark.unit
+async def test_refresh_notices_a_dead_server_and_restarts_it(
+    servers: list[McpServer], everything_stdio: Callable[[str], StdioPeer]
+) -> None:
+    peer, changes = everything_stdio("everything"), Changes()
+    server = await connected(servers, peer.config, on_change=changes)
+    await server.refresh()
+    assert changes.count == 1  # the same tools: nothing to announce
+    first_pid = peer.kill()
+    await asyncio.sleep(0.2)
+    await server.refresh()
+    assert server.connected
+    assert peer.pid() != first_pid
+    assert changes.count == 3  # lost, reconnected

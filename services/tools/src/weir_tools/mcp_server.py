@@ -1,10 +1,16 @@
 """One configured MCP server: its session, its tools, and reconnecting when it dies.
 
 A dead server is noticed when a call on its session fails with "connection closed" (a
-stdio process that exited, an HTTP server that went away). The call then reconnects, lists
-the tools again and is sent once more on the new session; if the server stays down the
-call fails with `ServerUnavailableError` and the server is reported disconnected. Connect
-attempts are spaced by `backoff_s`, so a server that is down is not hammered by every call.
+stdio process that exited, an HTTP server that went away), or by the periodic refresh. The
+call then reconnects, lists the tools again and is sent once more on the new session; if the
+server stays down the call fails with `ServerUnavailableError` and the server is reported
+disconnected. Connect attempts are spaced by `backoff_s`, so a server that is down is not
+hammered by every call.
+
+Sending once more is at-least-once: a server that died while running the call may have
+done part of it. That matches the rest of the platform (the harness re-sends commands whose
+results do not come), and a server that died before the call arrived, the common case, runs
+it once.
 """
 
 from __future__ import annotations
@@ -90,23 +96,21 @@ class McpServer:
         return self.connected
 
     async def refresh(self) -> None:
-        """List the tools again on a live session, or try to reconnect a dead one."""
-        async with self._lock:
-            owned, generation = self._owned, self._generation
-            if owned is None or owned.session is None:
-                if time.monotonic() - self._last_attempt >= self._backoff_s:
-                    await self._reconnect()
-                return
+        """List the tools again on a live session; reconnect one that is (or turns out) dead."""
+        owned, generation = self._owned, self._generation
+        if owned is not None and owned.session is not None:
             try:
                 tools = await _list_tools(owned.session, self.config.timeout_s)
             except (MCPError, TimeoutError, *CONNECTION_ERRORS) as exc:
-                reason = describe(exc)
+                await self._lose(generation, describe(exc))
             else:
                 changed, self.tools = tools != self.tools, tools
                 if changed:
                     await self._changed()
                 return
-        await self._lose(generation, reason)
+        async with self._lock:
+            if not self.connected and time.monotonic() - self._last_attempt >= self._backoff_s:
+                await self._reconnect()
 
     async def call(self, tool: str, arguments: dict[str, Any], timeout_s: float) -> CallToolResult:
         """Call `tool`; reconnect and send again once if the session turns out dead."""
