@@ -48,14 +48,22 @@ def _size(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, default=str))
 
 
+def _is_collection(node: dict[str, Any]) -> bool:
+    """An object whose members are all objects or arrays: named items, not one record."""
+    return bool(node) and all(
+        isinstance(v, (dict, list)) and not _is_scalar(v) for v in node.values()
+    )
+
+
 def items(node: Any, path: Path, max_chars: int) -> Iterator[tuple[Path, Any]]:
-    """Leaf expansion: array elements and object members become items; small objects stay
-    whole (one API operation or config entry), and the scalars of an object form one item."""
+    """Leaf expansion: array elements and members of collections become items; a record (an
+    object with plain fields) that fits stays whole (one API operation or config entry), and
+    the plain fields of a larger object form one item."""
     if isinstance(node, list) and not _is_scalar(node):
         for index, child in enumerate(node):
             yield from items(child, (*path, f"[{index}]"), max_chars)
     elif isinstance(node, dict):
-        if path and _size(node) <= max_chars:
+        if path and not _is_collection(node) and _size(node) <= max_chars:
             yield path, node
             return
         scalars = {k: v for k, v in node.items() if _is_scalar(v)}

@@ -23,9 +23,19 @@ class TableItem:
 Item = Line | TableItem
 
 
+def _unstack(row: Sequence[str | None]) -> list[list[str]]:
+    """A row whose filled cells all hold n lines is n rows drawn without separating rules."""
+    lines = [(c or "").split("\n") for c in row]
+    counts = {len(parts) for parts, c in zip(lines, row, strict=True) if c}
+    if len(counts) == 1 and (n := counts.pop()) > 1:
+        return [[parts[i] if len(parts) == n else "" for parts in lines] for i in range(n)]
+    return [[c or "" for c in row]]
+
+
 def _clean_rows(rows: Sequence[Sequence[str | None]]) -> list[list[str]]:
     """Cell text on one line; rows and columns that are empty everywhere are dropped."""
-    cells = [[" ".join((c or "").split()) for c in row] for row in rows]
+    split = [r for row in rows for r in _unstack(row)]
+    cells = [[" ".join(c.split()) for c in row] for row in split]
     cells = [r for r in cells if any(r)]
     if not cells:
         return []

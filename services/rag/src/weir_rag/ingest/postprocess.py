@@ -64,8 +64,10 @@ def merge_short(drafts: Sequence[Draft], below: int, max_chars: int) -> list[Dra
 
 
 def drop_fragments(drafts: Sequence[Draft], min_chars: int) -> list[Draft]:
-    """Prose chunks with fewer than `min_chars` meaningful characters are noise."""
-    return [d for d in drafts if d.structured or meaningful_chars(d.raw_content) >= min_chars]
+    """Prose chunks with fewer than `min_chars` meaningful characters are noise (but a short
+    document is still a document: if nothing would remain, everything stays)."""
+    kept = [d for d in drafts if d.structured or meaningful_chars(d.raw_content) >= min_chars]
+    return kept or list(drafts)
 
 
 def add_context(drafts: Sequence[Draft], title: str) -> list[Draft]:

