@@ -162,6 +162,14 @@ async def test_yaml_list_items_and_format_aware_switch() -> None:
     assert [d.kind for d in as_prose] == ["prose"]
 
 
+def _yaml_bomb() -> bytes:
+    """ "Billion laughs": nine levels of nine aliases each."""
+    lines = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        lines.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    return "\n".join(lines).encode()
+
+
 @pytest.mark.parametrize(
     ("data", "source", "reason"),
     [
@@ -169,6 +177,7 @@ async def test_yaml_list_items_and_format_aware_switch() -> None:
         (b"  \n ", "a.csv", "the file is empty"),
         (b"{broken", "a.json", "the JSON is invalid"),
         (b"a: [1, 2\n", "a.yaml", "the YAML is invalid"),
+        (_yaml_bomb(), "bomb.yaml", "the YAML expands to too much data"),
         (b"PK\x03\x04 not really a zip", "a.docx", "the DOCX file is damaged"),
         (b"\x00\x01binary", "a.txt", "the file is not text"),
         (b"hello", "a.exe", "unsupported file type: .exe"),

@@ -44,16 +44,21 @@ def sections(blocks: Sequence[Block]) -> list[Section]:
 
 
 async def chunk_prose(
-    blocks: Sequence[Block], embedder: Embedder | None, max_chars: int, overlap: int
+    blocks: Sequence[Block],
+    embedder: Embedder | None,
+    max_chars: int,
+    overlap: int,
+    semantic_max_units: int = 400,
 ) -> list[Draft]:
-    """Drafts for prose; `embedder=None` skips tier 2."""
+    """Drafts for prose; `embedder=None` skips tier 2, and so does a section of more than
+    `semantic_max_units` sentences (embedding each would cost more than it brings)."""
     drafts: list[Draft] = []
     tiers = {"section": 0, "semantic": 0, "fixed": 0}
     for section in sections(blocks):
         units = to_units(section.blocks, max_chars)
         if len(join_units(units)) <= max_chars:
             groups, tier = [units], "section"
-        elif embedder is not None and len(units) > 1:
+        elif embedder is not None and 1 < len(units) <= semantic_max_units:
             groups, tier = await _semantic(units, embedder, max_chars, overlap), "semantic"
         else:
             groups, tier = pack_fixed(units, max_chars, overlap), "fixed"

@@ -79,7 +79,9 @@ async def _prose(
 ) -> list[Draft]:
     blocks = clean_blocks(doc.blocks) if switches.clean else doc.blocks
     splitter = embedder if switches.semantic_split else None
-    drafts = await chunk_prose(blocks, splitter, limits.max_chars, limits.overlap_chars)
+    drafts = await chunk_prose(
+        blocks, splitter, limits.max_chars, limits.overlap_chars, limits.semantic_max_units
+    )
     if switches.post_process:
         drafts = merge_short(drafts, limits.merge_below_chars, limits.max_chars)
         drafts = drop_fragments(drafts, limits.min_chars)

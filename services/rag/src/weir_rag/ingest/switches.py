@@ -29,3 +29,4 @@ class IngestLimits:
     parse_memory_mb: int = 2048  # address-space cap of the parser process
     max_file_mb: int = 100  # larger files are refused before parsing
     embed_batch: int = 32  # texts per embedder call
+    semantic_max_units: int = 400  # larger sections skip tier 2 (one embedding per sentence)

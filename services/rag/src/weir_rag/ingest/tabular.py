@@ -6,12 +6,15 @@ import csv
 import io
 import json
 from pathlib import PurePosixPath
+from typing import Any
 
 import yaml
 
 from weir_rag.ingest.errors import IngestError
 from weir_rag.ingest.model import TableDocument, TreeDocument
 from weir_rag.ingest.text import decode_text
+
+MAX_YAML_NODES = 1_000_000
 
 
 def _name(source: str) -> str:
@@ -55,4 +58,20 @@ def load_yaml(data: bytes, source: str) -> TreeDocument:
         roots = tuple(d for d in yaml.safe_load_all(decode_text(data)) if d is not None)
     except yaml.YAMLError as exc:
         raise IngestError(f"the YAML is invalid: {' '.join(str(exc).split())}") from exc
+    _check_expansion(roots)
     return TreeDocument(name=_name(source), label="YAML", roots=roots)
+
+
+def _check_expansion(roots: tuple[Any, ...]) -> None:
+    """YAML aliases share nodes; expanded, a few lines can mean billions ("billion laughs")."""
+    stack: list[Any] = list(roots)
+    seen = 0
+    while stack:
+        node = stack.pop()
+        seen += 1
+        if seen > MAX_YAML_NODES:
+            raise IngestError("the YAML expands to too much data (nested aliases)")
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)

@@ -8,6 +8,7 @@ The process caps its own address space, and exits when stdin closes (its parent 
 from __future__ import annotations
 
 import json
+import os
 import resource
 import sys
 from typing import BinaryIO
@@ -47,8 +48,12 @@ def main() -> None:
     """Serve requests until stdin closes."""
     limit = int(sys.argv[1]) * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr  # stray prints from libraries must not corrupt the protocol
+    stdin = sys.stdin.buffer
+    # Answers go to a private copy of fd 1; fd 1 itself (Python prints, C libraries) goes to
+    # stderr, so nothing a library writes can corrupt the protocol.
+    stdout = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     while (header := read_frame(stdin)) is not None:
         data = read_frame(stdin)
         if data is None:
