@@ -1,4 +1,5 @@
-"""Fixtures shared by the memory tests: a real redis-server, stores of each adapter."""
+"""Fixtures shared by the memory tests: a real redis-server, stores of each adapter, and
+long-term memory on the session's real engines (PostgreSQL, Milvus) with a hand-moved clock."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from uuid import uuid4
 
@@ -13,12 +15,16 @@ import pytest
 import redis
 
 from weir_deploy.base import free_port
+from weir_memory.flash import Flash
+from weir_memory.long_term import LongTermMemory
 from weir_memory.repository import (
     InMemoryShortTermStore,
     RedisShortTermStore,
     ShortTermStore,
     redis_client,
 )
+from weir_memory.settings import MemorySettings
+from weir_memory.wiring import LongTermWiring
 
 START_TIMEOUT_S = 10.0
 
@@ -109,3 +115,51 @@ async def make_store(request: pytest.FixtureRequest, clock: Clock) -> AsyncItera
 
     yield on_redis
     await client.aclose()
+
+
+class WallClock:
+    """A wall clock (UTC datetimes) the test moves by hand: consolidation never sleeps."""
+
+    def __init__(self, start: datetime = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+
+@pytest.fixture
+def wall() -> WallClock:
+    """2026-01-01 12:00 UTC until the test moves it."""
+    return WallClock()
+
+
+@pytest.fixture
+def memory_settings(stack_env: dict[str, str]) -> MemorySettings:
+    """Settings against the session's real PostgreSQL, Milvus and Redis; no model."""
+    return MemorySettings(
+        database_url=stack_env["DATABASE_URL"],
+        milvus_uri=stack_env["MILVUS_URI"],
+        redis_url=stack_env["REDIS_URL"],
+        memory_llm=False,
+        vector_collection=f"test_{uuid4().hex[:8]}",
+    )
+
+
+@pytest.fixture
+async def long_term(
+    memory_settings: MemorySettings, wall: WallClock
+) -> AsyncIterator[LongTermMemory]:
+    """Long-term memory on real engines (a fresh Milvus collection per test)."""
+    wiring = LongTermWiring(memory_settings, Flash(None), wall)
+    memory = await wiring.open()
+    yield memory
+    await wiring.close()
+
+
+@pytest.fixture
+def user() -> str:
+    """A user nobody else uses."""
+    return f"user-{uuid4().hex[:10]}"

@@ -9,7 +9,7 @@ from weir_common.logs import setup_logging
 from weir_common.objects import LocalObjectStore
 from weir_common.runtime import service_app
 from weir_common.telemetry import setup_tracing
-from weir_gateway import chat_api, knowledge_api
+from weir_gateway import chat_api, knowledge_api, memory_api
 from weir_gateway.auth import ws_principal
 from weir_gateway.handlers import ChatConnection, ReplyHandler
 from weir_gateway.internal import InternalClient
@@ -49,6 +49,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     app.state.rag = rag
     app.include_router(knowledge_api.router)
     app.include_router(chat_api.router)
+    app.include_router(memory_api.router)
 
     @app.websocket("/ws/chat")
     async def chat(ws: WebSocket) -> None:

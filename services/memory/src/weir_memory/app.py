@@ -25,7 +25,6 @@ from .settings import MemorySettings
 from .summary import Summarizer
 from .wiring import LongTermWiring, StoreWiring, make_flash, make_store
 
-GROUP = "weir.memory"
 log = structlog.get_logger(__name__)
 
 
@@ -36,7 +35,12 @@ def register_subscribers(
     workers: int = 16,
     fetch_max_wait_ms: int = 500,
 ) -> None:
-    """Subscribe the memory handlers on `broker`, publishing each result after the work."""
+    """Subscribe the memory handlers on `broker`, publishing each result after the work.
+
+    Consumer groups carry the topic prefix, so deployments sharing a broker (test suites,
+    staging next to production) never share a group.
+    """
+    group = f"{topics.prefix}memory"
 
     async def on_context_requested(cmd: MemoryContextRequested) -> None:
         await publish(broker, topics, await handlers.provide_context(cmd, memory))
@@ -49,13 +53,13 @@ def register_subscribers(
     broker.subscriber(
         topics.of("memory.context.requested"),
         **command_subscriber_options(
-            f"{GROUP}.context", workers, fetch_max_wait_ms=fetch_max_wait_ms
+            f"{group}.context", workers, fetch_max_wait_ms=fetch_max_wait_ms
         ),
     )(on_context_requested)
     broker.subscriber(
         topics.of("turn.completed"),
         **command_subscriber_options(
-            f"{GROUP}.turns", workers, fetch_max_wait_ms=fetch_max_wait_ms
+            f"{group}.turns", workers, fetch_max_wait_ms=fetch_max_wait_ms
         ),
     )(on_turn_completed)
 

@@ -89,11 +89,15 @@ class InMemoryShortTermStore:
         return conv.notes.get(key) if conv else None
 
     async def set_note(self, conversation_id: str, key: str, value: str) -> None:
-        """Keep a value with the conversation (a conversation without turns keeps none)."""
+        """Keep a value with the conversation (it expires with it)."""
         self._evict_expired()
         conv = self._conversations.get(conversation_id)
-        if conv is not None:
-            conv.notes[key] = value
+        if conv is None:
+            conv = _Conversation(turns=deque(maxlen=self._window))
+            self._conversations[conversation_id] = conv
+        conv.notes[key] = value
+        conv.expires_at = self._clock() + self._ttl_s
+        self._conversations.move_to_end(conversation_id)
 
     async def forget_user(self, user_id: str) -> int:
         """Delete all conversations of the user."""

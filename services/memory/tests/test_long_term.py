@@ -1,0 +1,134 @@
+"""Long-term memory on PostgreSQL + Milvus: store, dedup, recall scoring, provenance,
+isolation, restart, and the term-frequency fallback."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from weir_common.events import Turn
+from weir_memory.flash import Flash
+from weir_memory.longterm.models import Analysis, Category
+from weir_memory.settings import MemorySettings
+from weir_memory.wiring import LongTermWiring
+
+if TYPE_CHECKING:
+    from weir_memory.long_term import LongTermMemory
+
+    from .conftest import WallClock
+
+pytestmark = pytest.mark.integration
+
+
+def fact(text: str, importance: float = 0.6) -> Analysis:
+    return Analysis(importance=importance, category=Category.IDENTITY, content=text)
+
+
+async def test_the_same_fact_twice_is_reinforced_not_stored_again(
+    long_term: LongTermMemory, user: str, wall: WallClock
+) -> None:
+    first = await long_term.semantic.store(user, fact("I have a dog named Max."), runs=["r1"],
+                                           at=wall.now)  # fmt: skip
+    wall.advance(days=1)
+    again = await long_term.semantic.store(user, fact("I have a dog named Max.", 0.5),
+                                           runs=["r2"], at=wall.now)  # fmt: skip
+    assert (first.outcome, again.outcome, again.id) == ("stored", "reinforced", first.id)
+    [item] = await long_term.semantic.items.of_user(user)
+    assert item.importance == pytest.approx(0.65), "the higher importance, raised by 0.05"
+    assert item.last_accessed == wall.now
+    assert item.source_runs == ["r1", "r2"]
+
+
+async def test_below_03_nothing_is_stored(long_term: LongTermMemory, user: str,
+                                          wall: WallClock) -> None:  # fmt: skip
+    stored = await long_term.semantic.store(user, fact("ok", 0.29), runs=["r"], at=wall.now)
+    assert stored.outcome == "skipped"
+    assert await long_term.semantic.items.count(user) == 0
+
+
+async def test_recall_scores_filters_and_touches(
+    long_term: LongTermMemory, user: str, wall: WallClock
+) -> None:
+    facts = [
+        ("My daughter Emma plays the violin.", 0.9),
+        ("I play tennis every Sunday.", 0.5),
+        ("I am allergic to peanuts.", 0.9),
+        ("My favourite food is ramen.", 0.4),
+        ("I work as a data engineer in Berlin.", 0.8),
+    ]
+    for n, (text, importance) in enumerate(facts):
+        await long_term.semantic.store(user, fact(text, importance), runs=[f"r{n}"], at=wall.now)
+    wall.advance(days=2)
+    query = await long_term.embedder.embed_query("Which instrument does my daughter play?")
+    found = await long_term.semantic.recall(user, query)
+    assert 1 <= len(found) <= 3
+    assert found[0].item.content == "My daughter Emma plays the violin."
+    assert [r.score for r in found] == sorted((r.score for r in found), reverse=True)
+    for r in found:
+        assert r.score == pytest.approx(0.7 * r.similarity + 0.3 * r.item.importance)
+        assert r.score >= 0.4
+    touched = {i.id: i.last_accessed for i in await long_term.semantic.items.of_user(user)}
+    assert {touched[r.item.id] for r in found} == {wall.now}
+    assert sum(t == wall.now for t in touched.values()) == len(found)
+
+
+async def test_a_user_never_recalls_another_users_memories(
+    long_term: LongTermMemory, user: str, wall: WallClock
+) -> None:
+    await long_term.semantic.store(user, fact("我叫小明"), runs=["r1"], at=wall.now)
+    query = await long_term.embedder.embed_query("我叫什么？")
+    assert await long_term.semantic.recall(f"{user}-other", query) == []
+    assert len(await long_term.semantic.recall(user, query)) == 1
+
+
+async def test_a_turn_is_remembered_once_with_its_provenance(
+    long_term: LongTermMemory, user: str, wall: WallClock
+) -> None:
+    turn = Turn(run_id=f"run-{user}", user="我叫小明，我喜欢打篮球", assistant="你好小明！")
+    for _ in range(2):  # a redelivered turn.completed
+        await long_term.remember(user, f"conv-{user}", turn, wall.now, [])
+    [item] = await long_term.semantic.items.of_user(user)
+    assert item.source_runs == [turn.run_id]
+    assert item.conversation_id == f"conv-{user}"
+    assert await long_term.profile.get(user) == {"name": ["小明"], "likes": ["打篮球"]}
+    chats = await long_term.sessions.store.chats(user, [f"conv-{user}"])
+    assert [c.run_id for c in chats] == [turn.run_id]
+
+
+async def test_preferences_and_memories_survive_a_restart(
+    memory_settings: MemorySettings, user: str, wall: WallClock
+) -> None:
+    for backend in ("milvus", "memory"):
+        settings = memory_settings.model_copy(update={"vector_backend": backend})
+        first = LongTermWiring(settings, Flash(None), wall)
+        memory = await first.open()
+        turn = Turn(run_id=f"{backend}-{user}", user="My name is Alice and I love jazz.",
+                    assistant="Nice to meet you, Alice!")  # fmt: skip
+        await memory.remember(f"{user}-{backend}", "c1", turn, wall.now, [])
+        await first.close()
+
+        again = LongTermWiring(settings, Flash(None), wall)
+        memory = await again.open()
+        found = await memory.recollect(f"{user}-{backend}", "c2", "What is my name?", None)
+        await again.close()
+        assert found.preferences == "[User preferences]\nName: Alice\nLikes: jazz"
+        assert any("Alice" in m for m in found.memories), found
+
+
+async def test_without_a_model_term_frequency_vectors_still_recall(
+    memory_settings: MemorySettings, user: str, wall: WallClock
+) -> None:
+    settings = memory_settings.model_copy(update={"embedder": "tf"})
+    wiring = LongTermWiring(settings, Flash(None), wall)
+    memory = await wiring.open()
+    try:
+        assert memory.embedder.name == "tf-hash-1024"
+        for n, text in enumerate(["I play the violin in an orchestra", "I am allergic to cats"]):
+            await memory.semantic.store(user, fact(text), runs=[f"r{n}"], at=wall.now)
+        found = await memory.semantic.recall(
+            user, await memory.embedder.embed_query("do I play the violin?")
+        )
+        assert [r.item.content for r in found][:1] == ["I play the violin in an orchestra"]
+    finally:
+        await wiring.close()
