@@ -148,7 +148,7 @@ async def test_json_items_with_dual_storage() -> None:
     item = by_locator["$.paths./users.get"]
     assert item.kind == "item"
     assert item.semantic_text == (
-        "[JSON: users] Item paths > /users > get: summary List users, parameters page、limit"
+        "[JSON: users] Item paths > /users > get: summary List users, parameters page / limit"
     )
     assert json.loads(item.raw_content.split("\n", 1)[1]) == api["paths"]["/users"]["get"]
 

@@ -19,14 +19,15 @@ _CJK = re.compile(r"[\u3400-\u9fff]")
 Path = tuple[str, ...]
 
 
-def _labels(sample: str) -> tuple[str, str, str]:
-    """Words for "table", "item" and the list separator, in the data's language."""
-    return ("表格", "条目", "，") if _CJK.search(sample) else ("Table", "Item", ", ")
+def _labels(sample: str) -> tuple[str, str, str, str]:
+    """Words for "table" and "item", the field and the list-value separators, in the data's
+    language."""
+    return ("表格", "条目", "，", "、") if _CJK.search(sample) else ("Table", "Item", ", ", " / ")
 
 
 def chunk_rows(doc: TableDocument) -> list[Draft]:
     """One chunk per CSV row."""
-    table, _, sep = _labels(" ".join(doc.header) + " ".join(" ".join(r) for r in doc.rows[:20]))
+    table, _, sep, _ = _labels(" ".join(doc.header) + " ".join(" ".join(r) for r in doc.rows[:20]))
     drafts = []
     for number, row in enumerate(doc.rows, start=2):  # row 1 is the header
         pairs = [f"{h} {v}" for h, v in zip(doc.header, row, strict=False) if v]
@@ -76,15 +77,15 @@ def items(node: Any, path: Path, max_chars: int) -> Iterator[tuple[Path, Any]]:
         yield path, node
 
 
-def _flatten(value: Any, prefix: str = "") -> Iterator[str]:
+def _flatten(value: Any, joiner: str, prefix: str = "") -> Iterator[str]:
     if isinstance(value, dict):
         for key, child in value.items():
-            yield from _flatten(child, f"{prefix} {key}".strip())
+            yield from _flatten(child, joiner, f"{prefix} {key}".strip())
     elif isinstance(value, list) and not _is_scalar(value):
         for index, child in enumerate(value):
-            yield from _flatten(child, f"{prefix} {index + 1}".strip())
+            yield from _flatten(child, joiner, f"{prefix} {index + 1}".strip())
     else:
-        shown = "、".join(map(str, value)) if isinstance(value, list) else str(value)
+        shown = joiner.join(map(str, value)) if isinstance(value, list) else str(value)
         yield f"{prefix} {shown}".strip()
 
 
@@ -94,14 +95,16 @@ def _dotted(path: Path) -> str:
 
 def chunk_tree(doc: TreeDocument, max_chars: int) -> list[Draft]:
     """One chunk per item of every root document."""
-    _, item_word, sep = _labels(json.dumps(doc.roots[:1], ensure_ascii=False, default=str)[:4000])
+    _, item_word, sep, joiner = _labels(
+        json.dumps(doc.roots[:1], ensure_ascii=False, default=str)[:4000]
+    )
     drafts = []
     for root_index, root in enumerate(doc.roots):
         base: Path = (f"[{root_index}]",) if len(doc.roots) > 1 else ()
         for path, value in items(root, base, max_chars):
             where = " > ".join(p for p in path if not p.startswith("[")) or doc.name
             semantic = f"[{doc.label}: {doc.name}] {item_word} {where}: " + sep.join(
-                _flatten(value)
+                _flatten(value, joiner)
             )
             raw = f"{_dotted(path)}\n" + json.dumps(
                 value, ensure_ascii=False, indent=2, default=str

@@ -32,7 +32,6 @@ def to_chunks(
             "content_hash": content_hash(d.raw_content.encode()),
             "section": " > ".join(d.section),
             **({"pages": ",".join(map(str, d.pages))} if d.pages else {}),
-            **d.metadata,
         }
         chunks.append(
             Chunk(

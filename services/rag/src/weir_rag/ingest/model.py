@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 BlockKind = Literal["heading", "text", "table", "code"]
@@ -61,7 +61,6 @@ class Draft:
     section: tuple[str, ...] = ()  # heading path
     pages: tuple[int, ...] = ()
     locator: str = ""
-    metadata: dict[str, str] = field(default_factory=dict)
 
     @property
     def structured(self) -> bool:
