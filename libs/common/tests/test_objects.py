@@ -6,24 +6,26 @@ from pathlib import Path
 
 import pytest
 
-from weir_common.objects import LocalObjectStore
+from weir_common.objects import LocalObjectStore, ObjectNotFoundError
 
 pytestmark = pytest.mark.unit
 
 
-def test_put_then_get_round_trips_and_dedupes(tmp_path: Path) -> None:
-    store = LocalObjectStore(tmp_path / "objects")
-    ref = store.put(b"%PDF-1.7 hello", "Report.PDF")
+async def test_put_then_get_round_trips_and_dedupes(tmp_path: Path) -> None:
+    store = LocalObjectStore.under(tmp_path)
+    ref = await store.put(b"%PDF-1.7 hello")
     assert ref.startswith("file://")
-    assert ref.endswith(".pdf")
-    assert store.get(ref) == b"%PDF-1.7 hello"
-    assert store.put(b"%PDF-1.7 hello", "copy.pdf") == ref
+    assert await store.get(ref) == b"%PDF-1.7 hello"
+    assert await store.put(b"%PDF-1.7 hello") == ref
+    assert await store.delete(ref) is True
+    with pytest.raises(ObjectNotFoundError):
+        await store.get(ref)
 
 
-def test_references_outside_the_store_are_refused(tmp_path: Path) -> None:
-    store = LocalObjectStore(tmp_path / "objects")
+async def test_references_outside_the_store_are_refused(tmp_path: Path) -> None:
+    store = LocalObjectStore.under(tmp_path)
     (tmp_path / "secret.txt").write_text("no")
-    with pytest.raises(ValueError, match="outside"):
-        store.get((tmp_path / "secret.txt").as_uri())
-    with pytest.raises(ValueError, match="not a local"):
-        store.get("s3://bucket/x")
+    with pytest.raises(ObjectNotFoundError, match="outside"):
+        await store.get((tmp_path / "secret.txt").as_uri())
+    with pytest.raises(ObjectNotFoundError, match="not a file"):
+        await store.get("s3://bucket/x")

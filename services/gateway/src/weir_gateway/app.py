@@ -45,7 +45,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     app.state.settings = settings
     app.state.hub = hub
     app.state.reply_topic = reply_topic
-    app.state.objects = LocalObjectStore(settings.data_dir / "objects")
+    app.state.objects = LocalObjectStore.under(settings.data_dir)
     app.state.rag = rag
     app.include_router(knowledge_api.router)
     app.include_router(chat_api.router)

@@ -74,7 +74,7 @@ async def upload(
         event = IngestRequested(
             document_id=doc,
             source=source,
-            object_ref=state.objects.put(data, source),
+            object_ref=await state.objects.put(data),
             content_type=upload_file.content_type,
             owner=owner,
             collection=collection,

@@ -4,6 +4,7 @@ A pure library (no broker imports). Entry point: :func:`ingest`; the stages are 
 their own (:func:`parse_bytes`, :func:`chunk_document`, :func:`build_chunks`).
 """
 
+from weir_common.objects import LocalObjectStore, ObjectNotFoundError, ObjectStore
 from weir_rag.ingest.chunks import content_hash, to_chunks
 from weir_rag.ingest.errors import IngestError
 from weir_rag.ingest.model import (
@@ -24,7 +25,6 @@ from weir_rag.ingest.registry import (
 )
 from weir_rag.ingest.registry_pg import PostgresRegistry
 from weir_rag.ingest.service import build_chunks, embed_chunks, ingest
-from weir_rag.ingest.store import LocalObjectStore, ObjectNotFoundError, ObjectStore
 from weir_rag.ingest.switches import IngestLimits, IngestSwitches
 
 __all__ = [

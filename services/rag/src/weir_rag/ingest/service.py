@@ -14,12 +14,12 @@ import structlog
 
 from weir_common.embeddings import Embedder
 from weir_common.events.rag import IngestCompleted, IngestFailed, IngestRequested
+from weir_common.objects import ObjectNotFoundError, ObjectStore
 from weir_rag.index.base import Chunk, DenseIndex, LexicalIndex
 from weir_rag.ingest.chunks import content_hash, to_chunks
 from weir_rag.ingest.errors import IngestError
 from weir_rag.ingest.pipeline import chunk_document, parse_bytes
 from weir_rag.ingest.registry import Decision, DocumentInfo, DocumentRegistry
-from weir_rag.ingest.store import ObjectNotFoundError, ObjectStore
 from weir_rag.ingest.switches import IngestLimits, IngestSwitches
 
 log = structlog.get_logger(__name__)
