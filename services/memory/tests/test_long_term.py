@@ -6,9 +6,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
+from pydantic import SecretStr
 
 from weir_common.events import Turn
+from weir_common.llm import LiteLLMClient, LLMSettings
+from weir_common.testing.script import ScriptRule
+from weir_common.testing.scripted_llm import ScriptedLLM
 from weir_memory.flash import Flash
+from weir_memory.longterm.analyzer import Analyzer
 from weir_memory.longterm.models import Analysis, Category
 from weir_memory.settings import MemorySettings
 from weir_memory.wiring import LongTermWiring
@@ -132,3 +137,26 @@ async def test_without_a_model_term_frequency_vectors_still_recall(
         assert [r.item.content for r in found][:1] == ["I play the violin in an orchestra"]
     finally:
         await wiring.close()
+
+
+async def test_with_a_model_its_preferences_are_saved_too(
+    long_term: LongTermMemory, user: str, wall: WallClock
+) -> None:
+    answer = ('{"importance": 0.8, "category": "preference", "layer": "semantic", '
+              '"content": "The user enjoys Go (the board game).", '
+              '"preferences": {"Hobby": "Go", "职业": "teacher"}}')  # fmt: skip
+    async with ScriptedLLM([ScriptRule(match="<message>", text=answer)]) as llm:
+        settings = LLMSettings(
+            llm_model="openai/scripted", llm_api_base=llm.base_url, llm_api_key=SecretStr("sk-test")
+        )
+        flash = Flash(LiteLLMClient(settings))
+        await flash.warm()
+        long_term.analyzer = Analyzer(flash)
+        turn = Turn(run_id=f"llm-{user}", user="As a teacher I unwind with Go.", assistant="Nice!")
+        await long_term.remember(user, "c1", turn, wall.now, [])
+    assert await long_term.profile.get(user) == {"likes": ["Go"], "occupation": ["teacher"]}
+    [item] = await long_term.semantic.items.of_user(user)
+    assert item.content == "The user enjoys Go (the board game)."
+    rows = await long_term.profile.store.rows(user)
+    assert {r["source"] for r in rows} == {"llm"}
+    assert all(r["source_runs"] == [turn.run_id] for r in rows)

@@ -14,6 +14,7 @@ from typing import Any
 import structlog
 
 from weir_common.llm import ChatMessage, LLMClient, LLMError
+from weir_common.llm.litellm_support import import_litellm
 
 log = structlog.get_logger(__name__)
 
@@ -33,6 +34,11 @@ class Flash:
     def available(self) -> bool:
         """True when a model is configured."""
         return self._llm is not None
+
+    async def warm(self) -> None:
+        """Import litellm now (seconds), so the first call's deadline is not spent on it."""
+        if self._llm is not None:
+            await asyncio.to_thread(import_litellm)
 
     async def text(self, task: str, system: str, user: str) -> str | None:
         """The model's answer, or None (no model, error, timeout)."""

@@ -99,6 +99,7 @@ class LongTermWiring:
         s = self.settings
         self._db = Database(s.database_url)
         await self._db.open()
+        await self.flash.warm()
         chosen = await choose_embedder(s)
         self._index = make_index(s)
         await self._index.open(await chosen.probe())

@@ -66,7 +66,7 @@ class Selection:
 def extract_topics(text: str) -> list[str]:
     """The topics of an input: its questions or statements that carry content words."""
     pieces = [p.strip() for p in _SPLIT.split(text) if p and p.strip()]
-    topical = [p for p in pieces if len(terms(p)) >= 2]
+    topical = [p for p in pieces if terms(p)]
     if len(topical) <= 1:
         return [text.strip()] if terms(text) else []
     return topical[:MAX_TOPICS]
