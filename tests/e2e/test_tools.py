@@ -1,0 +1,43 @@
+"""Tools end to end: the planner calls a real MCP server (mcp-server-time) through the tools
+service, and the client sees the thought, the action and the observation as steps."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from weir_common.testing.script import ScriptRule, ScriptToolCall
+from weir_common.testing.scripted_llm import ScriptedLLM
+
+from .conftest import ChatClient
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
+
+
+async def test_time_in_tokyo_is_answered_through_the_mcp_time_server(
+    chat: ChatClient, llm: ScriptedLLM
+) -> None:
+    call = ScriptToolCall(name="get_current_time", arguments={"timezone": "Asia/Tokyo"})
+    llm.set_script(
+        [
+            ScriptRule(match="Tokyo", tool_calls=[call], once=True),
+            ScriptRule(match="Tokyo", text="It is the time the tool returned, in Tokyo."),
+        ]
+    )
+    frames = await chat.turn("What time is it in Tokyo?")
+    steps = [f for f in frames if f["type"] == "step"]
+    kinds = [s["kind"] for s in steps]
+    assert "action" in kinds, frames
+    assert "observation" in kinds, frames
+    action = next(s for s in steps if s["kind"] == "action")
+    observation = next(s for s in steps if s["kind"] == "observation")
+    assert action["tool"] == "get_current_time"
+    result = json.loads(observation["content"])
+    assert result["timezone"] == "Asia/Tokyo"
+    done = frames[-1]
+    assert done["type"] == "done"
+    assert done["route"] in ("single_tool", "react")
+    generation = llm.requests[-1]["messages"][0]["content"]
+    assert "<tool_results>" in generation
+    assert "Asia/Tokyo" in generation
