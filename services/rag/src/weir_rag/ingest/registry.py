@@ -31,6 +31,7 @@ class DocumentInfo:
     collection: str
     owner: str | None
     content_hash: str
+    object_ref: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +48,11 @@ class DocumentRecord:
     error: str | None
     created_at: datetime
     updated_at: datetime
+    object_ref: str = ""
+
+    def visible_to(self, user_id: str | None) -> bool:
+        """Shared documents are visible to everyone, private ones to their owner only."""
+        return self.owner is None or self.owner == user_id
 
 
 def decide(record: DocumentRecord | None, content_hash: str, force: bool) -> Decision:
@@ -129,7 +135,7 @@ class InMemoryRegistry:
         old = self._records.get(info.document_id)
         record = DocumentRecord(
             info.document_id, info.source, info.collection, info.owner, digest, count,
-            status, error, old.created_at if old else now, now,
+            status, error, old.created_at if old else now, now, info.object_ref,
         )  # fmt: skip
         self._records[info.document_id] = record
         return replace(record)

@@ -16,7 +16,7 @@ from weir_rag.ingest.registry import (
 # Column names are constants of this module, never input: S608 does not apply.
 _COLUMNS = (
     "document_id, source, collection, owner, content_hash, chunk_count, status, error,"
-    " created_at, updated_at"
+    " created_at, updated_at, object_ref"
 )
 
 
@@ -62,12 +62,12 @@ class PostgresRegistry:
         """Upsert as ready with the new hash and chunk count."""
         row = await self.pool.fetchrow(
             f"INSERT INTO rag_documents ({_COLUMNS})"  # noqa: S608
-            " VALUES ($1, $2, $3, $4, $5, $6, 'ready', NULL, now(), now())"
+            " VALUES ($1, $2, $3, $4, $5, $6, 'ready', NULL, now(), now(), $7)"
             " ON CONFLICT (document_id) DO UPDATE SET source = $2, collection = $3, owner = $4,"
             " content_hash = $5, chunk_count = $6, status = 'ready', error = NULL,"
-            f" updated_at = now() RETURNING {_COLUMNS}",
+            f" updated_at = now(), object_ref = $7 RETURNING {_COLUMNS}",
             info.document_id, info.source, info.collection, info.owner, info.content_hash,
-            chunk_count,
+            chunk_count, info.object_ref,
         )  # fmt: skip
         return _record(row)
 
@@ -75,11 +75,11 @@ class PostgresRegistry:
         """Upsert as failed; an existing row keeps its hash and chunk count."""
         row = await self.pool.fetchrow(
             f"INSERT INTO rag_documents ({_COLUMNS})"  # noqa: S608
-            " VALUES ($1, $2, $3, $4, $5, 0, 'failed', $6, now(), now())"
+            " VALUES ($1, $2, $3, $4, $5, 0, 'failed', $6, now(), now(), $7)"
             " ON CONFLICT (document_id) DO UPDATE SET status = 'failed', error = $6,"
             f" updated_at = now() RETURNING {_COLUMNS}",
             info.document_id, info.source, info.collection, info.owner, info.content_hash,
-            reason,
+            reason, info.object_ref,
         )  # fmt: skip
         return _record(row)
 

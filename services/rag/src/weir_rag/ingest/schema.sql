@@ -10,6 +10,8 @@ CREATE TABLE IF NOT EXISTS rag_documents (
     status       text NOT NULL CHECK (status IN ('ready', 'failed')),
     error        text,
     created_at   timestamptz NOT NULL DEFAULT now(),
-    updated_at   timestamptz NOT NULL DEFAULT now()
+    updated_at   timestamptz NOT NULL DEFAULT now(),
+    object_ref   text NOT NULL DEFAULT ''   -- where the stored file is (for reindex)
 );
+ALTER TABLE rag_documents ADD COLUMN IF NOT EXISTS object_ref text NOT NULL DEFAULT '';
 CREATE INDEX IF NOT EXISTS rag_documents_by_collection ON rag_documents (collection, document_id);

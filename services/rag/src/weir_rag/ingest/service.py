@@ -74,7 +74,7 @@ async def ingest(  # noqa: PLR0917 - the collaborators are the call's documented
         return _failed(request, f"the stored file was not found: {exc}")
     info = DocumentInfo(
         request.document_id, request.source, request.collection, request.owner,
-        content_hash(data),
+        content_hash(data), request.object_ref,
     )  # fmt: skip
     decision = await registry.decide(info, force=request.force)
     if decision is Decision.UNCHANGED:
