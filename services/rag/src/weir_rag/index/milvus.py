@@ -137,9 +137,16 @@ class MilvusDenseIndex:
         )  # fmt: skip
         return [Hit(chunk=from_record(h["entity"]), score=float(h["distance"])) for h in result[0]]
 
+    async def flush(self) -> None:
+        """Seal buffered rows into segments. Milvus Lite scans its in-memory buffer without
+        the index (~145 ms per search at 3k rows, against ~5 ms once flushed): call this
+        after a bulk load."""
+        await self._db().flush(self.name)
+
     async def wait_indexed(self, timeout_s: float = 600.0) -> None:
-        """Wait until the HNSW index covers every row (searches are exact until then)."""
+        """Flush, then wait until the HNSW index covers every row (exact search until then)."""
         deadline = time.monotonic() + timeout_s
+        await self.flush()
         while True:
             info = await self._db().describe_index(self.name, "vector")
             if int(info.get("pending_index_rows", 0)) == 0 and info.get("state") == "Finished":

@@ -26,7 +26,6 @@ from weir_rag.index.elastic import ElasticLexicalIndex
 from weir_rag.index.milvus import MilvusDenseIndex
 from weir_rag.index.tantivy_index import TantivyLexicalIndex
 from weir_rag.retrieve.evaluation import (
-    CachingEmbedder,
     ablation_sets,
     evaluate,
     format_matrix,
@@ -34,6 +33,7 @@ from weir_rag.retrieve.evaluation import (
     load_corpus,
     load_qrels,
 )
+from weir_rag.retrieve.memo import CachingEmbedder
 from weir_rag.retrieve.pipeline import Retriever
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from weir_common.embeddings import Embedder, Vector
+from weir_common.embeddings import Embedder
 from weir_rag.index.base import Chunk, DenseIndex, LexicalIndex, Scope
 from weir_rag.retrieve.metrics import mean, ndcg_at, recall_at
 from weir_rag.retrieve.pipeline import Retriever
@@ -99,39 +99,6 @@ def load_qrels(path: Path) -> list[EvalQuery]:
         )
         for r in read_jsonl(path)
     ]
-
-
-class CachingEmbedder:
-    """An :class:`Embedder` that remembers query vectors (an ablation re-asks each query)."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self._queries: dict[str, Vector] = {}
-
-    @property
-    def dimension(self) -> int:
-        """The inner embedder's dimension."""
-        return self.inner.dimension
-
-    async def probe(self) -> int:
-        """Probe the inner embedder."""
-        return await self.inner.probe()
-
-    async def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
-        """Not cached: documents are embedded once anyway."""
-        return await self.inner.embed_documents(texts)
-
-    async def embed_query(self, text: str) -> Vector:
-        """Cached per text."""
-        if text not in self._queries:
-            self._queries[text] = await self.inner.embed_query(text)
-        return self._queries[text]
-
-    async def warm(self, texts: Iterable[str]) -> None:
-        """Embed queries ahead (so timing runs exclude model time)."""
-        for text in texts:
-            await self.embed_query(text)
 
 
 async def index_corpus(
