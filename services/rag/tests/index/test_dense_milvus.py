@@ -112,3 +112,13 @@ async def test_wait_indexed_returns_once_built(
     await store(dense_index, embedder, CORPUS)
     await dense_index.wait_indexed(timeout_s=60)
     assert len(await dense_index.search([1.0] + [0.0] * 383, 3, Scope())) == 3
+
+
+async def test_chunks_of_a_document_come_back_in_order(
+    dense_index: MilvusDenseIndex, embedder: Embedder
+) -> None:
+    await store(dense_index, embedder, CORPUS)
+    chunks = await dense_index.chunks_of("ops")
+    assert {c.chunk_id for c in chunks} == {"ops-0", "ops-1"}
+    assert [c.chunk_index for c in chunks] == sorted(c.chunk_index for c in chunks)
+    assert await dense_index.chunks_of("nothing") == []

@@ -53,6 +53,10 @@ class FakeDense:
         ]
         return sorted(scored, key=lambda h: -h.score)[:k]
 
+    async def chunks_of(self, document_id: str) -> list[Chunk]:
+        found = [c for c, _ in self.chunks.values() if c.document_id == document_id]
+        return sorted(found, key=lambda c: c.chunk_index)
+
 
 class FakeLexical:
     """In-memory LexicalIndex for these tests only."""

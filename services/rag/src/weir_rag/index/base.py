@@ -67,6 +67,10 @@ class DenseIndex(Protocol):
         """The k nearest chunks visible in `scope`, best first."""
         ...
 
+    async def chunks_of(self, document_id: str) -> list[Chunk]:
+        """Every chunk of a document, in document order (to show what was indexed)."""
+        ...
+
 
 class LexicalIndex(Protocol):
     """BM25 (Elasticsearch, or an embedded index for the zero-setup default)."""

@@ -127,6 +127,12 @@ class MilvusDenseIndex:
         log.info("dense.deleted", engine="milvus", document_id=document_id, chunks=len(ids))
         return len(ids)
 
+    async def chunks_of(self, document_id: str) -> list[Chunk]:
+        """Every chunk of a document, in document order."""
+        where = f"document_id == {quote(document_id)}"
+        rows = await self._db().query(self.name, filter=where, output_fields=list(RECORD_FIELDS))
+        return sorted((from_record(r) for r in rows), key=lambda c: c.chunk_index)
+
     async def search(self, vector: Sequence[float], k: int, scope: Scope) -> list[Hit]:
         """The k most similar chunks (cosine, higher is better) visible in ``scope``."""
         if k < 1:

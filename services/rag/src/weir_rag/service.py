@@ -1,0 +1,101 @@
+"""The knowledge service's logic: ingest a document, retrieve passages, manage documents.
+
+No broker here: handlers turn events into these calls and publish what they return.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+import structlog
+
+from weir_common.embeddings import Embedder
+from weir_common.events import (
+    IngestCompleted,
+    IngestFailed,
+    IngestRequested,
+    Passage,
+    RagRetrieveCompleted,
+    RagRetrieveRequested,
+)
+from weir_common.objects import ObjectStore
+from weir_rag.index.base import DenseIndex, LexicalIndex, Scope
+from weir_rag.ingest import DocumentRecord, DocumentRegistry, ingest
+from weir_rag.retrieve.pipeline import Retriever, to_passage
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass
+class Knowledge:
+    """Everything the knowledge service works with, wired once at start-up."""
+
+    store: ObjectStore
+    registry: DocumentRegistry
+    embedder: Embedder
+    dense: DenseIndex
+    lexical: LexicalIndex
+    retriever: Retriever
+    ingest_timeout_s: float = 600.0
+
+    async def ingest(self, request: IngestRequested) -> IngestCompleted | IngestFailed:
+        """Ingest one document; never raises: every failure is an `ingest.failed` with a reason."""
+        try:
+            return await asyncio.wait_for(
+                ingest(request, self.store, self.registry, self.embedder, self.dense, self.lexical),
+                self.ingest_timeout_s,
+            )
+        except TimeoutError:
+            reason = f"ingestion took longer than {self.ingest_timeout_s:g} s and was stopped"
+        except Exception as exc:  # an engine failed: say so, the job can resubmit
+            log.exception("ingest.crashed", document_id=request.document_id)
+            reason = f"the knowledge service could not store it: {type(exc).__name__}: {exc}"
+        return IngestFailed(
+            document_id=request.document_id,
+            source=request.source,
+            reason=reason,
+            job_id=request.job_id,
+            **request.envelope(),
+        )
+
+    async def search(
+        self, query: str, top_k: int, user_id: str | None, collection: str = "default"
+    ) -> list[Passage]:
+        """Passages from the shared base and `user_id`'s own documents, best first."""
+        scope = Scope(collection=collection, user_id=user_id)
+        hits = await self.retriever.search(query, top_k, scope)
+        dual = self.retriever.switches.dual_storage
+        return [to_passage(hit, dual) for hit in hits]
+
+    async def retrieve(self, cmd: RagRetrieveRequested) -> RagRetrieveCompleted:
+        """Answer the harness's retrieval step."""
+        passages = await self.search(cmd.query, cmd.top_k, cmd.user_id, cmd.collection)
+        return RagRetrieveCompleted(request_id=cmd.event_id, passages=passages, **cmd.envelope())
+
+    async def visible(self, document_id: str, user_id: str | None) -> DocumentRecord | None:
+        """The document if `user_id` may see it (None: unknown or someone else's)."""
+        record = await self.registry.get(document_id)
+        return record if record is not None and record.visible_to(user_id) else None
+
+    async def documents(
+        self, user_id: str | None, offset: int, limit: int, collection: str | None = None
+    ) -> tuple[list[DocumentRecord], int]:
+        """A page of the documents `user_id` can see, and how many there are."""
+        seen: list[DocumentRecord] = []
+        after: str | None = None
+        while True:
+            batch = await self.registry.list(collection, after, 500)
+            seen += [r for r in batch if r.visible_to(user_id)]
+            if len(batch) < 500:
+                break
+            after = batch[-1].document_id
+        seen.sort(key=lambda r: r.updated_at, reverse=True)
+        return seen[offset : offset + limit], len(seen)
+
+    async def delete(self, document_id: str) -> int:
+        """Remove a document's chunks from both indexes and its record; chunks removed."""
+        removed = await self.dense.delete_document(document_id)
+        await self.lexical.delete_document(document_id)
+        await self.registry.delete(document_id)
+        return removed
