@@ -17,7 +17,7 @@ from .process import ManagedProcess
 
 log = structlog.get_logger(__name__)
 
-DEFAULT_SERVICES: tuple[str, ...] = ("gateway", "harness", "router", "memory", "tools")
+DEFAULT_SERVICES: tuple[str, ...] = ("gateway", "harness", "router", "memory", "rag", "tools")
 GATEWAY_PORT = 8000
 
 
