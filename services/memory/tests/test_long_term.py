@@ -160,3 +160,23 @@ async def test_with_a_model_its_preferences_are_saved_too(
     rows = await long_term.profile.store.rows(user)
     assert {r["source"] for r in rows} == {"llm"}
     assert all(r["source_runs"] == [turn.run_id] for r in rows)
+
+
+async def test_equal_run_and_conversation_ids_of_two_users_never_collide(
+    long_term: LongTermMemory, user: str, wall: WallClock
+) -> None:
+    other = f"{user}-twin"
+    for who, text in ((user, "I have a cat named Tom."), (other, "I have a dog named Rex.")):
+        turn = Turn(run_id="D1:1", user=text, assistant="")
+        await long_term.remember(who, "session-1", turn, wall.now, [])
+    for who, animal in ((user, "cat"), (other, "dog")):
+        [item] = await long_term.semantic.items.of_user(who)
+        assert animal in item.content
+        [chat] = await long_term.sessions.store.chats(who, ["session-1"])
+        assert animal in chat.user_input
+        found = await long_term.sessions.topic(
+            who, await long_term.embedder.embed_query(f"my {animal}"), None, 5
+        )
+        assert found is not None
+        assert found.sources == ["D1:1"]
+        assert animal in "\n".join(found.lines)

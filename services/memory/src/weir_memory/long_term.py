@@ -40,6 +40,7 @@ class Recollection:
     preference_lines: list[str] = field(default_factory=list)
     memories: list[str] = field(default_factory=list)
     recall: RecallResult | None = None
+    sources: list[str] = field(default_factory=list)  # provenance: run ids behind it all
 
 
 @dataclass(frozen=True)
@@ -93,11 +94,13 @@ class LongTermMemory:
         log.info("memory.recollected", user_id=user_id, topics=len(selection.slices),
                  hit=selection.hit, memories=len(selection.memories),
                  recall=recall.scenario.value if recall else None)  # fmt: skip
+        runs = [run for r in selection.memories for run in r.item.source_runs]
         return Recollection(
             preferences=preferences.block(profile, query),
             preference_lines=preferences.lines(profile, chinese),
             memories=topics.render(selection.memories, chinese),
             recall=recall,
+            sources=list(dict.fromkeys([*runs, *(recall.sources if recall else [])])),
         )
 
     async def _sessions(
@@ -135,7 +138,7 @@ class LongTermMemory:
         self, user_id: str, conversation_id: str, turn: Turn, at: datetime, recent: Sequence[Turn]
     ) -> None:
         """Everything a finished turn leaves in long-term memory (idempotent per run)."""
-        if await self.ledger.remembered(turn.run_id):
+        if await self.ledger.remembered(user_id, turn.run_id):
             return
         runs = [turn.run_id]
         await self.profile.learn_text(user_id, turn.user, runs=runs, at=at)
@@ -146,14 +149,14 @@ class LongTermMemory:
             )
         worth = analysis.importance >= self.semantic.policy.importance_threshold
         texts = [chat_summary(turn.user, turn.assistant)]
-        if worth and analysis.content:
+        if worth and analysis.content and analysis.content != texts[0]:
             texts.append(analysis.content)
         vectors = await self.embedder.embed_documents(texts)
         await self.sessions.record(user_id, conversation_id, turn, at, vectors[0])
-        if len(texts) > 1:
+        if worth and analysis.content:
             stored = await self.semantic.store(
                 user_id, analysis, runs=runs, at=at, conversation_id=conversation_id,
-                new_id=item_id(turn.run_id, analysis.layer), vector=vectors[1],
+                new_id=item_id(user_id, turn.run_id, analysis.layer), vector=vectors[-1],
             )  # fmt: skip
             if stored.outcome == "stored" and stored.id:
                 await self.note_new(user_id, [stored.id])

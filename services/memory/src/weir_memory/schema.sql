@@ -1,4 +1,6 @@
 -- Tables owned by the memory service (created at start-up; additive changes only).
+-- Every key includes the user: ids chosen elsewhere (run ids, conversation ids) can never
+-- make one user's row collide with another's.
 
 CREATE TABLE IF NOT EXISTS memory_items (
     id              text PRIMARY KEY,
@@ -36,34 +38,36 @@ CREATE TABLE IF NOT EXISTS memory_users (
 );
 
 CREATE TABLE IF NOT EXISTS memory_runs (       -- turns already remembered (redeliveries)
-    run_id  text PRIMARY KEY,
     user_id text NOT NULL,
-    done_at timestamptz NOT NULL
+    run_id  text NOT NULL,
+    done_at timestamptz NOT NULL,
+    PRIMARY KEY (user_id, run_id)
 );
-CREATE INDEX IF NOT EXISTS memory_runs_user ON memory_runs (user_id);
 
 CREATE TABLE IF NOT EXISTS memory_sessions (
-    conversation_id text PRIMARY KEY,
-    id              bigserial UNIQUE,
     user_id         text NOT NULL,
+    conversation_id text NOT NULL,
+    id              bigserial UNIQUE,
     title           text NOT NULL DEFAULT '',
     summary         text NOT NULL DEFAULT '',
     embedding_sum   real[],
     chat_count      integer NOT NULL DEFAULT 0,
     created_at      timestamptz NOT NULL,
-    updated_at      timestamptz NOT NULL
+    updated_at      timestamptz NOT NULL,
+    PRIMARY KEY (user_id, conversation_id)
 );
 CREATE INDEX IF NOT EXISTS memory_sessions_user ON memory_sessions (user_id, updated_at);
 
 CREATE TABLE IF NOT EXISTS memory_chats (
-    run_id          text PRIMARY KEY,
+    user_id         text NOT NULL,
+    run_id          text NOT NULL,
     id              bigserial UNIQUE,
     conversation_id text NOT NULL,
-    user_id         text NOT NULL,
     user_input      text NOT NULL,
     ai_reply        text NOT NULL,
     summary         text NOT NULL,
-    created_at      timestamptz NOT NULL
+    created_at      timestamptz NOT NULL,
+    PRIMARY KEY (user_id, run_id)
 );
 CREATE INDEX IF NOT EXISTS memory_chats_session ON memory_chats (conversation_id, id);
 CREATE INDEX IF NOT EXISTS memory_chats_user ON memory_chats (user_id, created_at);

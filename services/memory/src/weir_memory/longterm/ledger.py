@@ -26,10 +26,12 @@ class Ledger:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def remembered(self, run_id: str) -> bool:
+    async def remembered(self, user_id: str, run_id: str) -> bool:
         """True when this turn's long-term part was already done."""
         async with self._db.connection() as conn:
-            found = await conn.fetchval("SELECT 1 FROM memory_runs WHERE run_id = $1", run_id)
+            found = await conn.fetchval(
+                "SELECT 1 FROM memory_runs WHERE user_id = $1 AND run_id = $2", user_id, run_id
+            )
         return found is not None
 
     async def mark_remembered(self, run_id: str, user_id: str, now: datetime) -> None:
@@ -37,7 +39,7 @@ class Ledger:
         async with self._db.connection() as conn:
             await conn.execute(
                 "INSERT INTO memory_runs (run_id, user_id, done_at) VALUES ($1, $2, $3)"
-                " ON CONFLICT (run_id) DO NOTHING",
+                " ON CONFLICT (user_id, run_id) DO NOTHING",
                 run_id,
                 user_id,
                 now,

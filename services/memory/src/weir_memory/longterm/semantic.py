@@ -28,9 +28,10 @@ _IDS = uuid.UUID("6f1d6c1e-2d5c-4d8e-9a57-8d8a1c0e7b11")
 Outcome = Literal["stored", "reinforced", "skipped"]
 
 
-def item_id(run_id: str, layer: Layer) -> str:
-    """A memory's id derived from its turn, so a redelivered turn cannot store it twice."""
-    return uuid.uuid5(_IDS, f"{run_id}:{layer.value}").hex
+def item_id(user_id: str, run_id: str, layer: Layer) -> str:
+    """A memory's id derived from its user and turn: a redelivered turn cannot store it
+    twice, and equal run ids of two users never collide."""
+    return uuid.uuid5(_IDS, f"{user_id}\0{run_id}\0{layer.value}").hex
 
 
 def record_of(item: MemoryItem) -> VectorRecord:

@@ -1,8 +1,9 @@
 """Topic-sliced memory selection (seed 003, F36).
 
-The input is split into topics; each topic is a path (its category once recalled, then the
-topic) leading to a memory slice; the slices are evaluated concurrently and those that pass
-are aggregated into one prompt block, or the selection reports "no hit".
+The input is split into topics (the questions it asks); each topic is a path (its category
+once recalled, then the topic) leading to a memory slice; the slices are evaluated
+concurrently and those that pass are aggregated into one prompt block, or the selection
+reports "no hit".
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from .models import CATEGORY_LABELS, Recalled, Vector
 from .vectors import terms
 
-_SPLIT = re.compile(r"[。.!！?？;；\n]+|(?:，|,)\s*(?:还有|以及|另外|and also|also)\s*")
+_SENTENCE = re.compile(r"[^。.!！?？;；\n]+[。.!！?？;；\n]*")
 MAX_TOPICS = 3
 
 Recall = Callable[[Vector], Awaitable[list[Recalled]]]
@@ -64,12 +65,16 @@ class Selection:
 
 
 def extract_topics(text: str) -> list[str]:
-    """The topics of an input: its questions or statements that carry content words."""
-    pieces = [p.strip() for p in _SPLIT.split(text) if p and p.strip()]
-    topical = [p for p in pieces if terms(p)]
-    if len(topical) <= 1:
-        return [text.strip()] if terms(text) else []
-    return topical[:MAX_TOPICS]
+    """The topics of an input: each of its questions when it asks several, else the whole
+    input (one embedding per topic, so statements are not sliced)."""
+    if not terms(text):
+        return []
+    questions = [
+        q.strip().rstrip("?？").strip()
+        for q in _SENTENCE.findall(text)
+        if q.strip().endswith(("?", "？")) and terms(q)
+    ]
+    return questions[:MAX_TOPICS] if len(questions) > 1 else [text.strip()]
 
 
 async def select(text: str, embed: Embed, recall: Recall, query_vector: Vector) -> Selection:

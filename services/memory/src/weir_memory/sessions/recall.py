@@ -42,6 +42,7 @@ class RecallResult:
     scenario: Scenario
     lines: list[str] = field(default_factory=list)
     focus: str | None = None
+    sources: list[str] = field(default_factory=list)  # run ids of the chats shown
 
 
 ENGLISH_KEYWORDS = ("remember", "last time", "we talked", "we discussed", "did i mention",

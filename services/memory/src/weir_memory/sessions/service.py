@@ -7,6 +7,7 @@ costs no model call. Chats and sessions are indexed per user like every memory.
 
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict
 from datetime import datetime
 
@@ -26,6 +27,25 @@ log = structlog.get_logger(__name__)
 RECENT_CHATS = 4
 TOPIC_CANDIDATES = 50
 CHATS_PER_SESSION = 3
+
+
+def _owner(user_id: str) -> str:
+    return hashlib.blake2b(user_id.encode(), digest_size=6).hexdigest()
+
+
+def chat_key(user_id: str, run_id: str) -> str:
+    """A chat's vector id: unique per user even if two users' run ids were equal."""
+    return f"c:{_owner(user_id)}:{run_id}"
+
+
+def session_key(user_id: str, conversation_id: str) -> str:
+    """A session's vector id."""
+    return f"s:{_owner(user_id)}:{conversation_id}"
+
+
+def run_of(key: str) -> str:
+    """The run id inside a chat's vector id."""
+    return key.split(":", 2)[2]
 
 
 def _unit(vec: list[float]) -> Vector:
@@ -68,15 +88,17 @@ class SessionMemory:
             updated_at=at,
         )
         await self.store.save(session)
-        await self._index.upsert(
-            [
-                VectorRecord(f"c:{turn.run_id}", user_id, "chat", vector, conversation_id),
-                VectorRecord(
-                    f"s:{conversation_id}", user_id, "session", _unit(session.embedding_sum),
-                    conversation_id,
-                ),
-            ]
-        )  # fmt: skip
+        chat_vector = VectorRecord(
+            chat_key(user_id, turn.run_id), user_id, "chat", vector, conversation_id
+        )
+        session_vector = VectorRecord(
+            session_key(user_id, conversation_id),
+            user_id,
+            "session",
+            _unit(session.embedding_sum),
+            conversation_id,
+        )
+        await self._index.upsert([chat_vector, session_vector])
 
     async def history(self, user_id: str, current: str | None, limit: int = 10) -> RecallResult:
         """RecallHistory: the summaries of the user's other sessions, newest first."""
@@ -99,7 +121,7 @@ class SessionMemory:
         for hit in hits:
             runs = groups.setdefault(hit.session_id, [])
             if len(groups) <= max_sessions and len(runs) < CHATS_PER_SESSION:
-                runs.append(hit.id.removeprefix("c:"))
+                runs.append(run_of(hit.id))
         chosen = list(groups.items())[:max_sessions]
         chats = {c.run_id: c for c in await self.store.chats_by_run(
             user_id, [r for _, runs in chosen for r in runs])}  # fmt: skip
@@ -109,7 +131,10 @@ class SessionMemory:
             if session is not None:
                 lines.append(render_session(session))
                 lines.extend(render_chat(chats[r]) for r in runs if r in chats)
-        return RecallResult(Scenario.TOPIC, lines, focus=chosen[0][0] if chosen else None)
+        shown = [r for _, runs in chosen for r in runs if r in chats]
+        return RecallResult(
+            Scenario.TOPIC, lines, focus=chosen[0][0] if chosen else None, sources=shown
+        )
 
     async def session(self, user_id: str, conversation_id: str) -> RecallResult:
         """RecallSession: one session's summary and its latest chats."""
@@ -118,13 +143,20 @@ class SessionMemory:
             return RecallResult(Scenario.SESSION, [])
         chats = await self.store.chats(user_id, [conversation_id], last=10)
         lines = [render_session(session), *(render_chat(c) for c in chats)]
-        return RecallResult(Scenario.SESSION, lines, focus=conversation_id)
+        return RecallResult(
+            Scenario.SESSION, lines, focus=conversation_id, sources=[c.run_id for c in chats]
+        )
 
     async def within(self, user_id: str, conversation_id: str, vector: Vector) -> RecallResult:
         """RecallWithinSession: the chats of one session nearest to the question."""
         hits = await self._index.search(user_id, ["chat"], vector, 5, session_id=conversation_id)
-        chats = await self.store.chats_by_run(user_id, [h.id.removeprefix("c:") for h in hits])
-        return RecallResult(Scenario.WITHIN, [render_chat(c) for c in chats], focus=conversation_id)
+        chats = await self.store.chats_by_run(user_id, [run_of(h.id) for h in hits])
+        return RecallResult(
+            Scenario.WITHIN,
+            [render_chat(c) for c in chats],
+            focus=conversation_id,
+            sources=[c.run_id for c in chats],
+        )
 
     async def by_number(self, user_id: str, number: str) -> str | None:
         """The conversation id of the user's session `#number` (or of that conversation id)."""

