@@ -25,6 +25,7 @@ def machine() -> dict[str, Any]:
         "memory_gb": round(int(mem.group(1)) / 1024**2, 1) if mem else None,
         "python": platform.python_version(),
         "platform": platform.platform(),
+        "load_avg_1m_at_end": round(os.getloadavg()[0], 2),  # other work on the machine
     }
 
 
