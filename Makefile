@@ -62,9 +62,15 @@ format:  ## apply ruff's formatting and safe fixes
 	$(PY) -m ruff check --fix .
 
 ## --- benchmarks ---------------------------------------------------------------------------
-bench: setup  ## benchmarks; results in bench/results/*.json
+BENCHES := turn_overhead tool_overhead tool_selection ingest retrieval_quality retrieval_latency \
+           memory_dedup memory_store_latency memory_locomo
+
+bench: setup  ## every benchmark (tens of minutes); results in bench/results/*.json
 	$(PY) -m weir_deploy fetch
-	$(PY) bench/turn_overhead.py
+	@for b in $(BENCHES); do echo "== bench/$$b.py"; $(PY) bench/$$b.py || exit 1; done
+
+bench-%: setup  ## one benchmark, e.g. `make bench-turn_overhead`
+	$(PY) bench/$*.py
 
 clean:  ## remove the local data folder (engines' data and logs)
 	rm -rf .data
