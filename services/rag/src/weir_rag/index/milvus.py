@@ -21,6 +21,9 @@ log = structlog.get_logger(__name__)
 
 MAX_VARCHAR_BYTES = 65535
 HNSW_PARAMS = {"M": 16, "efConstruction": 200}
+#: pymilvus pings every 10 s, Milvus Lite's gRPC server allows one ping per 5 min and answers
+#: with GOAWAY (too_many_pings); calls carry their own deadline instead.
+GRPC_OPTIONS = {"grpc.keepalive_time_ms": 300_000, "grpc.keepalive_permit_without_calls": False}
 
 
 def quote(value: str) -> str:
@@ -58,18 +61,25 @@ class MilvusDenseIndex:
     """:class:`~weir_rag.index.base.DenseIndex` over ``AsyncMilvusClient``."""
 
     def __init__(
-        self, uri: str, dimension: int, *, collection: str = "weir_chunks", ef: int = 128
+        self,
+        uri: str,
+        dimension: int,
+        *,
+        collection: str = "weir_chunks",
+        ef: int = 128,
+        timeout_s: float = 30.0,
     ) -> None:
         self.uri = uri
         self.dimension = dimension
         self.name = collection
         self.ef = ef
+        self.timeout_s = timeout_s
         self._client: AsyncMilvusClient | None = None
 
     def _create(self) -> None:
         # The async client's create_index waits through AllocTimestamp, which Milvus Lite
         # does not implement: create the collection and its index with the sync client.
-        client = MilvusClient(uri=self.uri)
+        client = MilvusClient(uri=self.uri, timeout=self.timeout_s)
         try:
             if client.has_collection(self.name):
                 return
@@ -85,8 +95,10 @@ class MilvusDenseIndex:
     async def open(self) -> None:
         """Create the collection and its HNSW index if missing, then connect."""
         await asyncio.to_thread(self._create)
-        self._client = AsyncMilvusClient(uri=self.uri)
-        await self._client.load_collection(self.name)
+        self._client = AsyncMilvusClient(
+            uri=self.uri, timeout=self.timeout_s, grpc_options=GRPC_OPTIONS
+        )
+        await self._client.load_collection(self.name, timeout=self.timeout_s)
         log.info("dense.opened", engine="milvus", uri=self.uri, collection=self.name)
 
     def _db(self) -> AsyncMilvusClient:
@@ -113,17 +125,19 @@ class MilvusDenseIndex:
             for name in ("semantic_text", "raw_content", "metadata"):
                 row[name] = _fit(row[name])
             rows.append(row | {"vector": [float(v) for v in vector]})
-        await self._db().upsert(self.name, rows)
+        await self._db().upsert(self.name, rows, timeout=self.timeout_s)
         log.info("dense.upserted", engine="milvus", chunks=len(rows),
                  seconds=round(time.monotonic() - started, 3))  # fmt: skip
 
     async def delete_document(self, document_id: str) -> int:
         """Remove every chunk of the document; returns how many there were."""
         where = f"document_id == {quote(document_id)}"
-        found = await self._db().query(self.name, filter=where, output_fields=["chunk_id"])
+        found = await self._db().query(
+            self.name, filter=where, output_fields=["chunk_id"], timeout=self.timeout_s
+        )
         ids = [row["chunk_id"] for row in found]
         if ids:
-            await self._db().delete(self.name, ids=ids)
+            await self._db().delete(self.name, ids=ids, timeout=self.timeout_s)
         log.info("dense.deleted", engine="milvus", document_id=document_id, chunks=len(ids))
         return len(ids)
 
@@ -140,6 +154,7 @@ class MilvusDenseIndex:
         result = await self._db().search(
             self.name, data=[[float(v) for v in vector]], filter=scope_filter(scope), limit=k,
             output_fields=list(RECORD_FIELDS), search_params={"params": {"ef": max(self.ef, k)}},
+            timeout=self.timeout_s,
         )  # fmt: skip
         return [Hit(chunk=from_record(h["entity"]), score=float(h["distance"])) for h in result[0]]
 
@@ -147,14 +162,14 @@ class MilvusDenseIndex:
         """Seal buffered rows into segments. Milvus Lite scans its in-memory buffer without
         the index (~145 ms per search at 3k rows, against ~5 ms once flushed): call this
         after a bulk load."""
-        await self._db().flush(self.name)
+        await self._db().flush(self.name, timeout=self.timeout_s)
 
     async def wait_indexed(self, timeout_s: float = 600.0) -> None:
         """Flush, then wait until the HNSW index covers every row (exact search until then)."""
         deadline = time.monotonic() + timeout_s
         await self.flush()
         while True:
-            info = await self._db().describe_index(self.name, "vector")
+            info = await self._db().describe_index(self.name, "vector", timeout=self.timeout_s)
             if int(info.get("pending_index_rows", 0)) == 0 and info.get("state") == "Finished":
                 return
             if time.monotonic() > deadline:
