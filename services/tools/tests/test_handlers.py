@@ -13,6 +13,7 @@ from faststream.kafka import KafkaBroker, TestKafkaBroker
 from opentelemetry.sdk.trace import TracerProvider
 
 from weir_common.bus import make_broker, publish
+from weir_common.engines import redis_client
 from weir_common.events import (
     EVENT_ADAPTER,
     AnyEvent,
@@ -24,7 +25,7 @@ from weir_common.topics import Topics
 from weir_tools.app import register_subscribers
 from weir_tools.builtins import TIME, http_builtins
 from weir_tools.mcp_manager import McpManager
-from weir_tools.repository import MemoryResultStore, RedisResultStore, ResultStore, redis_client
+from weir_tools.repository import MemoryResultStore, RedisResultStore, ResultStore
 from weir_tools.service import ToolService
 from weir_tools.settings import ToolsSettings
 

@@ -7,14 +7,13 @@ from uuid import uuid4
 
 import pytest
 
+from weir_common.engines import redact, redis_client
 from weir_tools.models import ToolOutcome
 from weir_tools.repository import (
     MemoryResultStore,
     RedisResultStore,
     ResultStore,
     StoreError,
-    redact,
-    redis_client,
 )
 
 

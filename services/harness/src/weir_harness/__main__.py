@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-import asyncpg
-
+from weir_common.engines import ping_postgres, redact
 from weir_common.runtime import kafka_check, serve
 from weir_harness.app import create_app
 from weir_harness.settings import HarnessSettings
-
-
-async def _postgres_check(dsn: str) -> None:
-    conn = await asyncpg.connect(dsn, timeout=5)
-    await conn.close()
 
 
 def main() -> None:
@@ -24,7 +18,7 @@ def main() -> None:
             f"Kafka at {settings.kafka_bootstrap_servers}": lambda: kafka_check(
                 settings.kafka_bootstrap_servers
             ),
-            f"PostgreSQL at {settings.database_url}": lambda: _postgres_check(
+            f"PostgreSQL at {redact(settings.database_url)}": lambda: ping_postgres(
                 settings.database_url
             ),
         },

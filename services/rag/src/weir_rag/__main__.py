@@ -2,28 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-
-import asyncpg
-from pymilvus import MilvusClient
-
+from weir_common.engines import ping_milvus, ping_postgres, redact
 from weir_common.runtime import kafka_check, serve
 from weir_rag.app import create_app
 from weir_rag.settings import RagSettings
-
-
-async def _postgres_check(dsn: str) -> None:
-    conn = await asyncpg.connect(dsn, timeout=5)
-    await conn.close()
-
-
-async def _milvus_check(uri: str) -> None:
-    def probe() -> None:
-        client = MilvusClient(uri=uri, timeout=5)
-        client.list_collections()
-        client.close()
-
-    await asyncio.to_thread(probe)
 
 
 def main() -> None:
@@ -35,10 +17,10 @@ def main() -> None:
         settings,
         {
             f"Kafka at {bootstrap}": lambda: kafka_check(bootstrap),
-            f"PostgreSQL at {settings.database_url}": lambda: _postgres_check(
+            f"PostgreSQL at {redact(settings.database_url)}": lambda: ping_postgres(
                 settings.database_url
             ),
-            f"Milvus at {settings.milvus_uri}": lambda: _milvus_check(settings.milvus_uri),
+            f"Milvus at {settings.milvus_uri}": lambda: ping_milvus(settings.milvus_uri),
         },
     )
 

@@ -6,10 +6,11 @@ service starts anyway.
 
 from __future__ import annotations
 
+from weir_common.engines import redact, redis_client
 from weir_common.runtime import Check, kafka_check, serve
 
 from .app import create_app
-from .repository import RedisResultStore, redact, redis_client
+from .repository import RedisResultStore
 from .settings import ToolsSettings
 
 

@@ -11,6 +11,7 @@ from fastapi import FastAPI, HTTPException
 from faststream.kafka import KafkaBroker
 
 from weir_common.bus import command_subscriber_options, make_broker, publish
+from weir_common.engines import redis_client
 from weir_common.events import ToolsCallRequested
 from weir_common.logs import setup_logging
 from weir_common.runtime import Hook, service_app
@@ -22,7 +23,7 @@ from .builtins import TIME, http_builtins
 from .catalog import CatalogPublisher
 from .mcp_manager import McpManager
 from .models import CallRequest, CallResponse
-from .repository import MemoryResultStore, RedisResultStore, ResultStore, StoreError, redis_client
+from .repository import MemoryResultStore, RedisResultStore, ResultStore, StoreError
 from .service import ToolService
 from .settings import ToolsSettings
 

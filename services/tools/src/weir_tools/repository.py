@@ -10,11 +10,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Protocol
-from urllib.parse import urlsplit, urlunsplit
 
 import redis.asyncio as aioredis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
 from .models import ToolOutcome
@@ -38,23 +35,6 @@ class ResultStore(Protocol):
     async def close(self) -> None:
         """Release connections."""
         ...
-
-
-def redis_client(url: str) -> aioredis.Redis:
-    """A client that fails fast and never retries: the harness owns retries."""
-    return aioredis.Redis.from_url(
-        url, socket_connect_timeout=2, socket_timeout=5, retry=Retry(NoBackoff(), 0)
-    )
-
-
-def redact(url: str) -> str:
-    """`url` without its password, fit for logs and error lines."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 class RedisResultStore:

@@ -1,0 +1,60 @@
+"""Clients and start-up checks for the engines several services share (Redis, PostgreSQL,
+Milvus), so every service fails fast the same way and never logs a password."""
+
+from __future__ import annotations
+
+import asyncio
+from urllib.parse import urlsplit, urlunsplit
+
+import redis.asyncio as aioredis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+
+def redact(url: str) -> str:
+    """`url` without its password, fit for logs and error lines."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def redis_client(url: str) -> aioredis.Redis:
+    """A client that fails fast and never retries: the harness owns retries."""
+    return aioredis.Redis.from_url(
+        url, socket_connect_timeout=2, socket_timeout=5, retry=Retry(NoBackoff(), 0)
+    )
+
+
+async def ping_redis(url: str) -> None:
+    """Raise unless the Redis server at `url` answers PING."""
+    client = redis_client(url)
+    try:
+        await client.ping()
+    finally:
+        await client.aclose()
+
+
+async def ping_postgres(dsn: str) -> None:
+    """Raise unless PostgreSQL at `dsn` accepts a connection."""
+    import asyncpg  # noqa: PLC0415 - only services with a database need the driver loaded
+
+    conn = await asyncpg.connect(dsn, timeout=5)
+    await conn.close()
+
+
+async def ping_milvus(uri: str) -> None:
+    """Raise unless the Milvus server at `uri` lists its collections."""
+
+    def probe() -> None:
+        from pymilvus import MilvusClient  # noqa: PLC0415 - slow import, only when used
+
+        client = MilvusClient(uri=uri, timeout=5)
+        try:
+            client.list_collections()
+        finally:
+            client.close()
+
+    await asyncio.to_thread(probe)
