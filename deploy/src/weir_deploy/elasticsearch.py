@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 import shutil
 import stat
 import subprocess
@@ -24,7 +25,8 @@ from .process import ManagedProcess
 log = structlog.get_logger(__name__)
 
 RUN_AS = "weir-es"
-JDK_CANDIDATES = ("/usr/lib/jvm/temurin-25-jdk-amd64", "/usr/lib/jvm/java-21-openjdk-amd64")
+JVM_DIR = Path("/usr/lib/jvm")
+MIN_JAVA = 21
 DEFAULT_HEAP = "512m"
 
 
@@ -41,15 +43,21 @@ async def check(url: str) -> None:
         await client.close()
 
 
+def _java_major(home: Path) -> int:
+    """Major version from a JDK folder name such as ``temurin-25-jdk-amd64``."""
+    match = re.search(r"(?:temurin|java|jdk|openjdk)-(\d+)", home.name)
+    return int(match.group(1)) if match else 0
+
+
 def find_es_java_home() -> str | None:
-    """``ES_JAVA_HOME``, else an installed JDK 21+ (Temurin 25 on this project's machines)."""
+    """``ES_JAVA_HOME``, else the newest JDK 21+ under /usr/lib/jvm (Temurin 25 on this
+    project's machines, beside the default Java 17)."""
     configured = os.environ.get("ES_JAVA_HOME")
     if configured:
         return configured
-    for home in JDK_CANDIDATES:
-        if (Path(home) / "bin" / "java").exists():
-            return home
-    return None
+    homes = [h for h in JVM_DIR.glob("*") if (h / "bin" / "java").exists() and not h.is_symlink()]
+    usable = sorted((h for h in homes if _java_major(h) >= MIN_JAVA), key=_java_major)
+    return str(usable[-1]) if usable else None
 
 
 def ensure_user() -> pwd.struct_passwd:
