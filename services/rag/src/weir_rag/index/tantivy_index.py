@@ -48,14 +48,25 @@ def _schema() -> tantivy.Schema:
 
 
 class _Shard:
-    """One collection's index, its writer and its lock (writes and reloads serialised)."""
+    """One collection's index, its writer and its lock (writes and reloads serialised).
+
+    The writer (and the folder's writer lock) is taken on the first write, so a process
+    that only searches never blocks the one that writes; it reloads before each search.
+    """
 
     def __init__(self, path: Path, analyzer: tantivy.TextAnalyzer) -> None:
         path.mkdir(parents=True, exist_ok=True)
         self.index = tantivy.Index(_schema(), path=str(path))
         self.index.register_tokenizer(TOKENIZER, analyzer)
-        self.writer = self.index.writer(WRITER_HEAP_BYTES, 1)
+        self._writer: tantivy.IndexWriter | None = None
         self.lock = asyncio.Lock()
+
+    @property
+    def writer(self) -> tantivy.IndexWriter:
+        """This process's single writer of the index (created on first use)."""
+        if self._writer is None:
+            self._writer = self.index.writer(WRITER_HEAP_BYTES, 1)
+        return self._writer
 
     def upsert(self, chunks: Sequence[Chunk]) -> None:
         for chunk in chunks:
@@ -97,6 +108,8 @@ class _Shard:
             [(tantivy.Occur.Must, text),
              (tantivy.Occur.Must, tantivy.Query.const_score_query(where, 0.0))]
         )  # fmt: skip
+        if self._writer is None:  # another process may have committed since
+            self.index.reload()
         searcher = self.index.searcher()
         hits = []
         for score, address in searcher.search(query, limit=k, count=False).hits:
