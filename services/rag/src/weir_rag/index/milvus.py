@@ -144,7 +144,9 @@ class MilvusDenseIndex:
     async def chunks_of(self, document_id: str) -> list[Chunk]:
         """Every chunk of a document, in document order."""
         where = f"document_id == {quote(document_id)}"
-        rows = await self._db().query(self.name, filter=where, output_fields=list(RECORD_FIELDS))
+        rows = await self._db().query(
+            self.name, filter=where, output_fields=list(RECORD_FIELDS), timeout=self.timeout_s
+        )
         return sorted((from_record(r) for r in rows), key=lambda c: c.chunk_index)
 
     async def search(self, vector: Sequence[float], k: int, scope: Scope) -> list[Hit]:

@@ -71,6 +71,10 @@ class MemoDense:
         self._hits.clear()
         return await self.inner.delete_document(document_id)
 
+    async def chunks_of(self, document_id: str) -> list[Chunk]:
+        """Not cached."""
+        return await self.inner.chunks_of(document_id)
+
     async def search(self, vector: Sequence[float], k: int, scope: Scope) -> list[Hit]:
         """Cached per (vector, k, scope)."""
         key = (tuple(vector), k, scope)
