@@ -7,6 +7,7 @@ PYTEST := $(PY) -m pytest -p no:cacheprovider
 UV := python3 -m uv
 
 .PHONY: help setup run chat test test-unit test-integration test-integration-tansu test-e2e \
+        test-e2e-elasticsearch \
         lint format contract bench stack-up stack-down doctor clean
 
 help:  ## list the targets
@@ -34,7 +35,8 @@ doctor: setup  ## check the binaries the stack needs
 ## --- tests --------------------------------------------------------------------------------
 test: setup  ## every tier CI runs: unit, integration (Apache Kafka, then tansu), end-to-end
 	$(PY) -m weir_deploy fetch
-	$(MAKE) --no-print-directory test-unit test-integration test-integration-tansu test-e2e
+	$(MAKE) --no-print-directory test-unit test-integration test-integration-tansu test-e2e \
+		test-e2e-elasticsearch
 
 test-unit:  ## fast tests, no network
 	$(PYTEST) -m unit -q
@@ -47,6 +49,10 @@ test-integration-tansu:  ## the same integration and end-to-end tests on the zer
 
 test-e2e:  ## the whole product as separate processes over Apache Kafka
 	KAFKA_IMPL=apache $(PYTEST) -m e2e -q
+
+test-e2e-elasticsearch:  ## the knowledge end-to-end tests with BM25 in a real Elasticsearch
+	KAFKA_IMPL=apache LEXICAL_BACKEND=elasticsearch $(PYTEST) -m e2e -q \
+		tests/e2e/test_knowledge.py tests/e2e/test_batch_ingest.py
 
 ## --- quality ------------------------------------------------------------------------------
 lint: setup  ## ruff + mypy (strict)

@@ -78,12 +78,16 @@ def _run_stack(stack: Stack) -> Iterator[dict[str, str]]:
 
 @pytest.fixture(scope="session")
 def stack_env() -> Iterator[dict[str, str]]:
-    """Env of a session-wide ephemeral stack with all engines (Kafka from ``KAFKA_IMPL``).
+    """Env of a session-wide ephemeral stack with all engines (Kafka from ``KAFKA_IMPL``;
+    Elasticsearch too when ``LEXICAL_BACKEND=elasticsearch``, so the services use it).
 
     Fails the requesting tests (never skips) when an engine cannot start.
     """
     impl = os.environ.get("KAFKA_IMPL", "apache")
-    yield from _run_stack(Stack(ALL_ENGINES, ephemeral=True, kafka_impl=impl))
+    engines = ALL_ENGINES
+    if os.environ.get("LEXICAL_BACKEND") == "elasticsearch":
+        engines = (*ALL_ENGINES, "elasticsearch")
+    yield from _run_stack(Stack(engines, ephemeral=True, kafka_impl=impl))
 
 
 @pytest.fixture(scope="session")
