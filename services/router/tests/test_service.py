@@ -7,7 +7,14 @@ from collections.abc import AsyncIterator
 import pytest
 from pydantic import SecretStr
 
-from weir_common.events import AnswerGenerateRequested, MemoryContext, RouteRequested, Turn
+from weir_common.events import (
+    AnswerGenerateRequested,
+    MemoryContext,
+    Passage,
+    Route,
+    RouteRequested,
+    Turn,
+)
 from weir_common.llm import LiteLLMClient, LLMError, LLMSettings
 from weir_common.testing.script import ScriptRule
 from weir_common.testing.scripted_llm import ScriptedLLM
@@ -97,3 +104,31 @@ async def test_offline_answer_is_labelled_and_built_from_the_conversation() -> N
     assert "".join(sent) == result.text
     assert "没有配置语言模型" in result.text
     assert "小明" in result.text
+
+
+@pytest.mark.unit
+async def test_offline_rag_answer_quotes_passages_with_citations() -> None:
+    sent: list[str] = []
+
+    async def send(seq: int, text: str) -> None:
+        sent.append(text)
+
+    passage = Passage(
+        chunk_id="d1#3",
+        document_id="d1",
+        source="scotus-transcript-p1.pdf",
+        locator="p. 1",
+        text="STEVEN E. MERCER, ESQ., Deputy Attorney General, on behalf of the Petitioner.",
+    )
+    cmd = AnswerGenerateRequested(
+        query="Who argued on behalf of the Petitioner?",
+        reply_to="replies",
+        evidence=[passage],
+        route=Route.RAG,
+    )
+    result = await AnswerGenerator(None, SETTINGS).generate(cmd, send)
+    assert result.offline is True
+    assert "No language model is configured" in result.text
+    assert "MERCER" in result.text
+    assert "scotus-transcript-p1.pdf" in result.text
+    assert "p. 1" in result.text
