@@ -4,7 +4,8 @@ The 15 messages go through the memory service as real turns (analyzer, store-tim
 0.95, consolidation after every 5 new memories), interleaved as a user would repeat
 themselves; in English and in Chinese, one user each. `kept` counts the memories right
 after the writes; `kept_after_scheduled` after the scheduled (full) consolidation also ran.
-`wrong_merges` counts memories whose provenance mixes different facts. Goal: kept = 5.
+`wrong_merges` counts memories whose provenance mixes different facts. Goal: kept = 5. The
+top-level figures are the worse of the two languages; each language's are under `languages`.
 
     .venv/bin/python bench/memory_dedup.py
 """
@@ -122,11 +123,17 @@ async def main() -> None:
             memory_llm=False,
         )
         results = {lang: await one_language(settings, lang) for lang in FACTS}
-    out = {
-        **{
-            k: sum(int(r[k]) for r in results.values())  # type: ignore[call-overload]
-            for k in ("writes", "kept", "kept_after_scheduled", "goal", "wrong_merges")
-        },
+
+    def worst(key: str) -> int:
+        return max(int(str(r[key])) for r in results.values())
+
+    out: dict[str, object] = {
+        # the worse of the two languages (each: 5 facts, 3 wordings)
+        "writes": 15,
+        "goal": 5,
+        "kept": worst("kept"),
+        "kept_after_scheduled": worst("kept_after_scheduled"),
+        "wrong_merges": sum(int(str(r["wrong_merges"])) for r in results.values()),
         "languages": results,
         "thresholds": {
             "dedup": settings.dedup_threshold,

@@ -149,7 +149,7 @@ async def ask(lt: LongTermMemory, user: str, q: Question, enc: Any) -> dict[str,
     vector = await lt.embedder.embed_query(q.text)
     at3 = await lt.semantic.recall(user, vector, touch=False)
     at10 = await lt.semantic.recall(user, vector, touch=False, top_k=10)
-    found = await lt.recollect(user, f"{user}-questions", q.text, None)
+    found = await lt.recollect(user, f"{user}-questions", q.text, None, vector)
     prompt = (
         context.render(
             preferences=found.preferences,

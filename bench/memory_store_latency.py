@@ -4,7 +4,9 @@ At each size, 100 new facts are stored through `SemanticMemory.store` (the path 
 takes: dedup search in Milvus, insert in PostgreSQL, upsert in Milvus), once with the vector
 given (`p50_ms`, the part that can grow with size) and once embedding the text too
 (`p50_with_embedding_ms`). Recall of a question is timed as well. Memories up to each size
-are bulk-loaded with random unit vectors (they never collide with the real facts).
+are bulk-loaded with random unit vectors (they never collide with the real facts), then
+flushed (Milvus searches unflushed rows by a slow scan; the service flushes every 512
+written rows in the background, so at most that many stay unflushed).
 `growth_ratio` = p50 at 10k / p50 at 100.
 
     .venv/bin/python bench/memory_store_latency.py [--sizes 100 1000 10000]
@@ -27,6 +29,7 @@ from benchlib import pct, write_result
 from weir_deploy.stack import Stack
 from weir_memory.flash import Flash
 from weir_memory.long_term import LongTermMemory
+from weir_memory.longterm.milvus_index import MilvusVectorIndex
 from weir_memory.longterm.models import Analysis, Category, Layer, MemoryItem
 from weir_memory.longterm.semantic import record_of
 from weir_memory.settings import MemorySettings
@@ -81,6 +84,8 @@ async def fill(lt: LongTermMemory, user: str, start: int, end: int) -> None:
                 await lt.semantic.items.insert(item)
             await lt.semantic.index.upsert([record_of(i) for i in batch])
             batch = []
+    if isinstance(lt.semantic.index, MilvusVectorIndex):  # FACTS.md: wait for the index
+        await lt.semantic.index.flush()
 
 
 async def measure(lt: LongTermMemory, user: str, round_: int) -> dict[str, float]:

@@ -81,12 +81,18 @@ class LongTermMemory:
         return self.semantic.embedder
 
     async def recollect(
-        self, user_id: str, conversation_id: str | None, query: str, focus: str | None
+        self,
+        user_id: str,
+        conversation_id: str | None,
+        query: str,
+        focus: str | None,
+        vector: Vector | None = None,
     ) -> Recollection:
-        """Preferences, topic-sliced memories and (when triggered) recalled sessions."""
+        """Preferences, topic-sliced memories and (when triggered) recalled sessions;
+        `vector` is the query's embedding when the caller has it already."""
         chinese = is_chinese(query)
         profile = await self.profile.get(user_id)
-        vector = await self.embedder.embed_query(query)
+        vector = vector or await self.embedder.embed_query(query)
         selection = await topics.select(
             query, self.embedder.embed_query, lambda v: self.semantic.recall(user_id, v), vector
         )

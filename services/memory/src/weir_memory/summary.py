@@ -64,10 +64,10 @@ class Summarizer:
 
 def chat_summary(user_text: str, assistant_text: str) -> str:
     """One line per chat (seed 001 `chats.summary`): the question and the answer's gist."""
-    question = first_sentence(user_text, 200)
-    if not assistant_text.strip():
-        return question
-    return f"{question} → {first_sentence(assistant_text, 120)}"
+    if not assistant_text.strip():  # nothing to pair it with: the message itself
+        text = user_text.strip()
+        return text if len(text) <= 300 else text[:299] + "…"
+    return f"{first_sentence(user_text, 200)} → {first_sentence(assistant_text, 120)}"
 
 
 def session_summary(title: str, recent_chats: Sequence[str]) -> str:

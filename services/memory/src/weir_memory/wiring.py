@@ -90,6 +90,7 @@ class LongTermWiring:
     settings: MemorySettings
     flash: Flash
     clock: Clock
+    embedder: Embedder | None = None  # None: chosen from the settings at `open`
     memory: LongTermMemory | None = None
     _db: Database | None = None
     _index: VectorIndex | None = None
@@ -100,7 +101,7 @@ class LongTermWiring:
         self._db = Database(s.database_url)
         await self._db.open()
         await self.flash.warm()
-        chosen = await choose_embedder(s)
+        chosen = self.embedder or await choose_embedder(s)
         self._index = make_index(s)
         await self._index.open(await chosen.probe())
         similarity = Similarity(floor_for(chosen.name, s.similarity_floor))

@@ -2,6 +2,10 @@
 
 pymilvus's `AsyncMilvusClient` cannot create an index on Milvus Lite (it waits through an
 RPC the Lite server does not implement), so the synchronous client runs in worker threads.
+
+Milvus searches rows not yet flushed (its growing segment) by a slow scan: on Milvus Lite,
+~300 ms at 10k rows against ~17 ms once flushed (measured). So after every `flush_every`
+written rows a flush runs in the background, off the write path.
 """
 
 from __future__ import annotations
@@ -57,10 +61,19 @@ async def ping_milvus(uri: str) -> None:
 class MilvusVectorIndex:
     """One collection per vector dimension, FLAT cosine index, filtered by user always."""
 
-    def __init__(self, uri: str, collection_prefix: str = "weir_memory", timeout: float = 10.0):
+    def __init__(
+        self,
+        uri: str,
+        collection_prefix: str = "weir_memory",
+        timeout: float = 10.0,
+        flush_every: int = 512,
+    ) -> None:
         self._uri = uri
         self._prefix = re.sub(r"\W", "_", collection_prefix)
         self._timeout = timeout
+        self._flush_every = flush_every
+        self._unflushed = 0
+        self._flushing: asyncio.Task[None] | None = None
         self._client: Any = None
         self.collection = ""
 
@@ -77,7 +90,12 @@ class MilvusVectorIndex:
         self.collection = f"{self._prefix}_{dimension}"
         self._client = await self._run(lambda: MilvusClient(uri=self._uri, timeout=self._timeout))
         if not await self._run(lambda: self._client.has_collection(self.collection)):
-            await self._run(lambda: self._create(dimension))
+            try:
+                await self._run(lambda: self._create(dimension))
+            except VectorIndexError:  # another replica created it at the same moment
+                if not await self._run(lambda: self._client.has_collection(self.collection)):
+                    raise
+        await self.flush()  # rows a previous process left unflushed
         log.info("memory.vectors.opened", uri=self._uri, collection=self.collection)
 
     def _create(self, dimension: int) -> None:
@@ -93,8 +111,28 @@ class MilvusVectorIndex:
         params.add_index(field_name="vector", index_type="FLAT", metric_type="COSINE")
         self._client.create_collection(self.collection, schema=schema, index_params=params)
 
+    async def flush(self) -> None:
+        """Seal what was written, so searches use the index instead of a scan."""
+        self._unflushed = 0
+        await self._run(lambda: self._client.flush(self.collection))
+
+    def _wrote(self, rows: int) -> None:
+        self._unflushed += rows
+        if self._unflushed >= self._flush_every and (
+            self._flushing is None or self._flushing.done()
+        ):
+            self._flushing = asyncio.create_task(self._background_flush())
+
+    async def _background_flush(self) -> None:
+        try:
+            await self.flush()
+        except VectorIndexError as exc:  # the next writes try again
+            log.warning("memory.vectors.flush_failed", error=str(exc))
+
     async def close(self) -> None:
-        """Close the client."""
+        """Wait for a running flush, then close the client."""
+        if self._flushing is not None:
+            await asyncio.gather(self._flushing, return_exceptions=True)
         if self._client is not None:
             client, self._client = self._client, None
             await asyncio.to_thread(client.close)
@@ -109,6 +147,7 @@ class MilvusVectorIndex:
             for r in records
         ]  # fmt: skip
         await self._run(lambda: self._client.upsert(self.collection, rows))
+        self._wrote(len(rows))
 
     async def delete(self, user_id: str, ids: Sequence[str]) -> None:
         """Delete these ids, only among the user's records."""
