@@ -95,7 +95,7 @@ class MilvusVectorIndex:
             except VectorIndexError:  # another replica created it at the same moment
                 if not await self._run(lambda: self._client.has_collection(self.collection)):
                     raise
-        await self.flush()  # rows a previous process left unflushed
+        await self._background_flush()  # rows a previous process left; best effort
         log.info("memory.vectors.opened", uri=self._uri, collection=self.collection)
 
     def _create(self, dimension: int) -> None:
