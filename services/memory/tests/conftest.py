@@ -14,6 +14,7 @@ from uuid import uuid4
 import pytest
 import redis
 
+from weir_common.engines import redis_client
 from weir_deploy.base import free_port
 from weir_memory.flash import Flash
 from weir_memory.long_term import LongTermMemory
@@ -21,7 +22,6 @@ from weir_memory.repository import (
     InMemoryShortTermStore,
     RedisShortTermStore,
     ShortTermStore,
-    redis_client,
 )
 from weir_memory.settings import MemorySettings
 from weir_memory.wiring import LongTermWiring

@@ -12,6 +12,7 @@ from faststream.kafka import KafkaBroker, TestKafkaBroker
 from opentelemetry.sdk.trace import TracerProvider
 
 from weir_common.bus import make_broker, publish
+from weir_common.engines import redis_client
 from weir_common.events import (
     EVENT_ADAPTER,
     AnyEvent,
@@ -29,7 +30,6 @@ from weir_memory.repository import (
     InMemoryShortTermStore,
     RedisShortTermStore,
     ShortTermStore,
-    redis_client,
 )
 from weir_memory.service import MemoryService
 from weir_memory.summary import Summarizer

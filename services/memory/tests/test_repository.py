@@ -8,13 +8,12 @@ from uuid import uuid4
 
 import pytest
 
+from weir_common.engines import redact, redis_client
 from weir_common.events import Turn
 from weir_memory.repository import (
     InMemoryShortTermStore,
     RedisShortTermStore,
     StoreError,
-    redact,
-    redis_client,
 )
 
 if TYPE_CHECKING:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
+from weir_common.engines import ping_milvus, ping_postgres, ping_redis, redact
 from weir_common.runtime import Check, kafka_check, serve
 
 from .app import create_app
-from .db import ping_postgres
-from .longterm.milvus_index import ping_milvus
-from .repository import ping_redis, redact
 from .settings import MemorySettings
 
 

@@ -68,9 +68,3 @@ class Database:
         with pg_errors():
             async with self.pool.acquire() as conn, conn.transaction():
                 yield conn
-
-
-async def ping_postgres(dsn: str) -> None:
-    """Raise unless PostgreSQL at `dsn` accepts a connection."""
-    conn = await asyncpg.connect(dsn, timeout=5)
-    await conn.close()

@@ -11,11 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Protocol
-from urllib.parse import urlsplit, urlunsplit
 
 import redis.asyncio as aioredis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
 from weir_common.events import Turn
@@ -27,9 +24,6 @@ __all__ = [
     "RedisShortTermStore",
     "ShortTermStore",
     "StoreError",
-    "ping_redis",
-    "redact",
-    "redis_client",
 ]
 
 
@@ -105,32 +99,6 @@ def _store_errors() -> Iterator[None]:
         yield
     except RedisError as exc:
         raise StoreError(f"redis: {type(exc).__name__}: {exc}") from exc
-
-
-def redis_client(url: str) -> aioredis.Redis:
-    """A client that fails fast and never retries: the harness owns retries."""
-    return aioredis.Redis.from_url(
-        url, socket_connect_timeout=2, socket_timeout=5, retry=Retry(NoBackoff(), 0)
-    )
-
-
-def redact(url: str) -> str:
-    """`url` without its password, fit for logs and error lines."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
-async def ping_redis(url: str) -> None:
-    """Raise unless the Redis server at `url` answers PING."""
-    client = redis_client(url)
-    try:
-        await client.ping()
-    finally:
-        await client.aclose()
 
 
 class RedisShortTermStore:

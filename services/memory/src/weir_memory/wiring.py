@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import structlog
 
 from weir_common.embeddings import Embedder, make_embedder
+from weir_common.engines import redis_client
 from weir_common.llm import make_llm_client
 from weir_common.runtime import Hook
 
@@ -28,7 +29,7 @@ from .longterm.profile_store import ProfileStore
 from .longterm.semantic import SemanticMemory, record_of
 from .longterm.store import ItemStore
 from .longterm.vectors import Similarity, TermFrequencyEmbedder, floor_for
-from .repository import InMemoryShortTermStore, RedisShortTermStore, ShortTermStore, redis_client
+from .repository import InMemoryShortTermStore, RedisShortTermStore, ShortTermStore
 from .sessions.service import SessionMemory
 from .sessions.store import SessionStore
 from .settings import MemorySettings

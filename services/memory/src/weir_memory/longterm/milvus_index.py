@@ -43,21 +43,6 @@ def _where(user_id: str, kinds: Sequence[Kind] | None = None, session_id: str | 
     return " and ".join(parts)
 
 
-def _list_collections(uri: str) -> list[str]:
-    from pymilvus import MilvusClient  # noqa: PLC0415
-
-    client = MilvusClient(uri=uri, timeout=5)
-    try:
-        return list(client.list_collections())
-    finally:
-        client.close()
-
-
-async def ping_milvus(uri: str) -> None:
-    """Raise unless the Milvus server at `uri` lists its collections."""
-    await asyncio.to_thread(_list_collections, uri)
-
-
 class MilvusVectorIndex:
     """One collection per vector dimension, FLAT cosine index, filtered by user always."""
 
