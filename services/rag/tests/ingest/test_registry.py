@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from weir_deploy.pytest_plugin import fresh_database
 from weir_rag.ingest import (
     Decision,
     DocumentInfo,
@@ -13,8 +14,6 @@ from weir_rag.ingest import (
     InMemoryRegistry,
     PostgresRegistry,
 )
-
-from .conftest import fresh_database
 
 
 @pytest.fixture(
