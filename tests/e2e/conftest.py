@@ -103,3 +103,13 @@ async def chat(product: Services) -> AsyncIterator[ChatClient]:
         client = ChatClient(ws)
         assert (await client.recv())["type"] == "ready"
         yield client
+
+
+def messages_for(llm: ScriptedLLM, question: str) -> list[dict[str, Any]]:
+    """The messages the router sent with `question` (memory's own model calls excluded)."""
+    for body in reversed(llm.requests):
+        messages: list[dict[str, Any]] = body["messages"]
+        last = str(messages[-1].get("content"))
+        if messages[-1]["role"] == "user" and "<user_query>" in last and question in last:
+            return messages
+    raise AssertionError(f"the model never saw {question!r}")

@@ -15,7 +15,7 @@ from weir_common.testing.script import ScriptRule
 from weir_common.testing.scripted_llm import ScriptedLLM
 from weir_deploy.services import Services
 
-from .conftest import ChatClient
+from .conftest import ChatClient, messages_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
@@ -57,7 +57,7 @@ async def test_two_turns_stream_in_order_and_the_second_sees_the_first(
     seqs = [f["seq"] for f in chat.frames]
     assert seqs == list(range(len(seqs)))
 
-    prompt = json.dumps(llm.requests[-1]["messages"])
+    prompt = json.dumps(messages_for(llm, "What is my name?"))
     assert "I am Ada and I love basketball" in prompt
 
     runs = [first[0]["run_id"], second[0]["run_id"]]

@@ -15,7 +15,7 @@ from weir_common.testing.script import ScriptRule
 from weir_common.testing.scripted_llm import ScriptedLLM
 from weir_deploy.services import Services
 
-from .conftest import ChatClient
+from .conftest import ChatClient, messages_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -53,7 +53,7 @@ async def test_a_pdf_uploaded_over_http_is_cited_in_the_answer(
     assert "scotus-transcript-p1.pdf" in retrieval[0]["content"]
     assert frames[-1]["type"] == "done"
     assert frames[-1]["route"] == "rag"
-    system = llm.requests[-1]["messages"][0]["content"]
+    system = str(messages_for(llm, QUESTION)[0]["content"])
     assert "<evidence>" in system
     assert "(scotus-transcript-p1.pdf" in system
     assert "MERCER" in system.upper()
@@ -89,7 +89,7 @@ async def test_another_users_private_document_is_never_retrieved(
         await bob.recv()
         frames = await bob.turn(QUESTION)
     assert frames[-1]["type"] == "done"
-    system = llm.requests[-1]["messages"][0]["content"]
+    system = str(messages_for(llm, QUESTION)[0]["content"])
     assert "scotus-transcript-p1.pdf" not in system
     assert "MERCER" not in system.upper()
 

@@ -15,7 +15,7 @@ from weir_common.events import new_id
 from weir_common.testing.scripted_llm import ScriptedLLM
 from weir_deploy.services import Services
 
-from .conftest import ChatClient
+from .conftest import ChatClient, messages_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
@@ -47,16 +47,6 @@ async def rows_about(database_url: str, user_id: str) -> dict[str, int]:
         }
     finally:
         await conn.close()
-
-
-def messages_for(llm: ScriptedLLM, question: str) -> list[dict[str, Any]]:
-    """The messages the router sent with `question` (memory's own model calls excluded)."""
-    for body in reversed(llm.requests):
-        messages: list[dict[str, Any]] = body["messages"]
-        last = str(messages[-1].get("content"))
-        if messages[-1]["role"] == "user" and "<user_query>" in last and question in last:
-            return messages
-    raise AssertionError(f"the model never saw {question!r}")
 
 
 def system_prompt_for(llm: ScriptedLLM, question: str) -> str:

@@ -10,7 +10,7 @@ import pytest
 from weir_common.testing.script import ScriptRule, ScriptToolCall
 from weir_common.testing.scripted_llm import ScriptedLLM
 
-from .conftest import ChatClient
+from .conftest import ChatClient, messages_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
@@ -38,6 +38,6 @@ async def test_time_in_tokyo_is_answered_through_the_mcp_time_server(
     done = frames[-1]
     assert done["type"] == "done"
     assert done["route"] in ("single_tool", "react")
-    generation = llm.requests[-1]["messages"][0]["content"]
+    generation = str(messages_for(llm, "What time is it in Tokyo?")[0]["content"])
     assert "<tool_results>" in generation
     assert "Asia/Tokyo" in generation
