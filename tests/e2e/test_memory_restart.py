@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import asyncpg
 import httpx
 import pytest
 
@@ -69,6 +70,12 @@ async def test_after_a_restart_the_offline_answer_still_knows_the_user(
 
     await offline.restart_memory()
 
+    # both the preferences and the long-term memory itself are back
+    async with offline.http(person.user_id) as http:
+        profile = (await http.get(f"/api/memory/profile/{person.user_id}")).json()
+        assert profile["profile"]["name"] == ["小明"], profile
+        found = (await http.post("/api/memory/search", json={"query": "我喜欢什么运动"})).json()
+        assert any("篮球" in r["content"] for r in found["results"]), found
     answer = (await person.say("我叫什么？我喜欢什么运动？", conversation="after"))[-1]
     assert answer["offline"] is True
     assert "小明" in answer["text"], answer["text"]
@@ -116,4 +123,10 @@ async def test_memory_api_stores_searches_exports_and_forgets(
         assert (await http.delete("/api/memory/semantic/nope")).status_code == 404
         forgotten = await http.delete(f"/api/memory/users/{alice}")
         assert forgotten.status_code == 200, forgotten.text
+        assert forgotten.json()["runs_deleted"] == 1  # the one chat turn above
     assert await rows_about(stack_env["DATABASE_URL"], alice) == dict.fromkeys(MEMORY_TABLES, 0)
+    conn = await asyncpg.connect(stack_env["DATABASE_URL"])
+    try:  # the run records held her words too
+        assert await conn.fetchval("SELECT count(*) FROM runs WHERE user_id = $1", alice) == 0
+    finally:
+        await conn.close()

@@ -752,3 +752,21 @@ async def test_restart_keeps_scheduled_retries_on_their_backoff(
     clock.advance(settings.backoff_base_s)
     retry = command_of(await restarted.sweep())
     assert retry.attempt == 2
+
+
+# --- forget me ---------------------------------------------------------------------------------
+
+
+async def test_forgetting_a_user_deletes_their_runs_and_a_late_result_is_dropped(
+    service: RunService, repo: RunRepository
+) -> None:
+    mine = command_of(await service.on_chat(chat(), None))
+    other = chat().model_copy(update={"user_id": "user-2"})
+    theirs = command_of(await service.on_chat(other, None))
+
+    assert await repo.forget_user("user-1") == 1
+    assert await repo.record(mine.run_id or "") is None
+    assert await repo.steps(mine.run_id or "") == []
+    assert await repo.record(theirs.run_id or "") is not None
+    assert await service.on_result(result_for(mine)) == []  # nothing left to advance
+    assert await repo.forget_user("user-1") == 0

@@ -24,11 +24,13 @@ MemoryType = Literal["profile", "semantic", "episodic"]
 
 
 class MemoryApiSettings(BaseSettings):
-    """Where the memory service listens (`WEIR_MEMORY_URL`, set by the launcher)."""
+    """Where the memory service and the harness listen (`WEIR_MEMORY_URL`,
+    `WEIR_HARNESS_URL`, set by the launcher)."""
 
     model_config = SettingsConfigDict(extra="ignore")
 
     weir_memory_url: str | None = None
+    weir_harness_url: str | None = None
     memory_api_timeout_s: float = 10.0
 
 
@@ -38,10 +40,14 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.memory = InternalClient(
         "the memory service", settings.weir_memory_url, settings.memory_api_timeout_s
     )
+    app.state.runs = InternalClient(
+        "the harness", settings.weir_harness_url, settings.memory_api_timeout_s
+    )
     try:
         yield
     finally:
         await app.state.memory.close()
+        await app.state.runs.close()
 
 
 router = APIRouter(prefix="/api/memory", tags=["memory"], lifespan=_lifespan)
@@ -125,8 +131,12 @@ async def export(
 
 @router.delete("/users/{user_id}")
 async def forget(request: Request, caller: Caller, user_id: str) -> Any:
-    """ "Forget me": every memory, preference, session and conversation of the user."""
-    return await _call(request, "DELETE", f"/memory/users/{_seg(_owner(caller, user_id))}")
+    """ "Forget me": every memory, preference, session and conversation of the user, then
+    every run record of theirs (which holds their messages and the context they were given)."""
+    owner = _seg(_owner(caller, user_id))
+    memory = await _call(request, "DELETE", f"/memory/users/{owner}")
+    runs = await request.app.state.runs.request("DELETE", f"/users/{owner}/runs")
+    return {**memory, "runs_deleted": runs["runs_deleted"]}
 
 
 @router.delete("/{kind}/{memory_id}")

@@ -73,4 +73,9 @@ def create_app(settings: HarnessSettings) -> FastAPI:
         run, steps = found
         return {"run": run.model_dump(mode="json"), "steps": jsonable_encoder(steps)}
 
+    @app.delete("/users/{user_id}/runs")
+    async def forget_runs(user_id: str) -> dict[str, Any]:
+        """ "Forget me": every run of the user, with the messages and context it recorded."""
+        return {"user_id": user_id, "runs_deleted": await repo.forget_user(user_id)}
+
     return app

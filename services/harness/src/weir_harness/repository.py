@@ -50,6 +50,11 @@ class RunTx:
         )
         return bool(status.endswith(" 1"))
 
+    async def delete_user_runs(self, user_id: str) -> int:
+        """Delete the user's runs (their steps cascade); the number deleted."""
+        status = await self._conn.execute("DELETE FROM runs WHERE user_id = $1", user_id)
+        return int(status.split()[-1])
+
     async def get(self, run_id: str) -> Run | None:
         """The run, locked for this transaction."""
         row = await self._conn.fetchrow(
@@ -205,6 +210,12 @@ class RunRepository:
         """The step log of a run, in order (for run records and tests)."""
         async with self.transaction() as tx:
             return await tx.step_log(run_id)
+
+    async def forget_user(self, user_id: str) -> int:
+        """Delete every run of a user with its steps ("forget me"); how many runs went.
+        A result that arrives later for one of them finds no run and is dropped."""
+        async with self.transaction() as tx:
+            return await tx.delete_user_runs(user_id)
 
     async def record(self, run_id: str) -> tuple[Run, list[dict[str, Any]]] | None:
         """A run and its step log, as ops people read them; None when unknown."""

@@ -18,6 +18,7 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE INDEX IF NOT EXISTS runs_open_by_conversation
     ON runs (conversation_id, created_at) WHERE status IN ('queued', 'running', 'finishing');
+CREATE INDEX IF NOT EXISTS runs_by_user ON runs (user_id);
 CREATE INDEX IF NOT EXISTS runs_due ON runs (deadline) WHERE status IN ('running', 'finishing');
 
 CREATE TABLE IF NOT EXISTS run_steps (
