@@ -3,7 +3,9 @@
 Sessions carry their chats; an export `since` a time holds only sessions updated after it
 and only their newer chats, and `merge` folds such an increment into an earlier export by
 session UUID (chats accumulate, nothing is duplicated). The profile and the long-term
-memories come along, so an export is everything remembered about the user.
+memories come along whole in every export, so an export is everything remembered about the
+user: consolidation merges, expires and deletes memories, and an increment of them would
+keep those forever in the merged file.
 """
 
 from __future__ import annotations
@@ -70,9 +72,7 @@ async def export_user(
             _session(s, by_session.get(s.conversation_id, [])) for s in reversed(sessions)
         ],
         "profile": await memory.profile.store.rows(user_id),
-        "memories": [
-            i.public() for i in items if since is None or max(i.created_at, i.last_accessed) > since
-        ],
+        "memories": [i.public() for i in items],
     }
 
 
@@ -93,11 +93,5 @@ def merge(previous: dict[str, Any], increment: dict[str, Any]) -> dict[str, Any]
             "chats": [*old["chats"], *fresh],
             "chat_ids": [*old["chat_ids"], *(c["id"] for c in fresh)],
         }
-    memories = {m["id"]: m for m in previous.get("memories", [])}
-    memories.update({m["id"]: m for m in increment.get("memories", [])})
-    return {
-        **increment,
-        "since": previous.get("since"),
-        "sessions": list(sessions.values()),
-        "memories": list(memories.values()),
-    }
+    # the profile and the memories of the increment are the whole current state
+    return {**increment, "since": previous.get("since"), "sessions": list(sessions.values())}
