@@ -20,7 +20,8 @@ log = structlog.get_logger(__name__)
 def _list_collections(uri: str) -> list[str]:
     from pymilvus import MilvusClient  # noqa: PLC0415 - slow import, only when needed
 
-    client = MilvusClient(uri=uri, timeout=5)
+    # dedicated: closed on `close`, never left idle in pymilvus's shared connection registry
+    client = MilvusClient(uri=uri, timeout=5, dedicated=True)
     try:
         names: list[str] = client.list_collections()
         return names

@@ -146,3 +146,18 @@ def test_cli_serves_a_script_file(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+async def test_a_rule_can_answer_only_requests_that_offer_tools(llm: ScriptedLLM) -> None:
+    tools = [{"type": "function", "function": {"name": "t", "parameters": {"type": "object"}}}]
+    llm.set_script(
+        [
+            ScriptRule(match="London", text="agent", with_tools=True, once=True),
+            ScriptRule(match="London", text="background", with_tools=False),
+        ]
+    )
+    async with httpx.AsyncClient(base_url=llm.base_url) as http:
+        plain = (await http.post("/chat/completions", json=chat("London?"))).json()
+        agent = (await http.post("/chat/completions", json={**chat("London?"), "tools": tools}))
+    assert plain["choices"][0]["message"]["content"] == "background"
+    assert agent.json()["choices"][0]["message"]["content"] == "agent"

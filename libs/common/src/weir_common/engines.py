@@ -45,13 +45,24 @@ async def ping_postgres(dsn: str) -> None:
     await conn.close()
 
 
+#: gRPC options for every Milvus client. pymilvus pings every 10 s even when idle; Milvus
+#: Lite's gRPC server allows one ping per 5 min and answers more with GOAWAY (too_many_pings),
+#: which kills an idle shared connection and its recovery. Calls carry their own deadline.
+MILVUS_GRPC_OPTIONS = {
+    "grpc.keepalive_time_ms": 300_000,
+    "grpc.keepalive_permit_without_calls": False,
+}
+
+
 async def ping_milvus(uri: str) -> None:
     """Raise unless the Milvus server at `uri` lists its collections."""
 
     def probe() -> None:
         from pymilvus import MilvusClient  # noqa: PLC0415 - slow import, only when used
 
-        client = MilvusClient(uri=uri, timeout=5)
+        # dedicated: closed on `close`, not left idle in pymilvus's shared registry for the
+        # service's own client to pick up later
+        client = MilvusClient(uri=uri, timeout=5, grpc_options=MILVUS_GRPC_OPTIONS, dedicated=True)
         try:
             client.list_collections()
         finally:

@@ -28,7 +28,9 @@ class ScriptRule(BaseModel):
     """One scripted behaviour; the first rule that matches a chat request answers it.
 
     ``match`` is a regex searched in the last user message; ``on_request`` is the 1-based
-    number of the chat request. Without either, the rule matches every request.
+    number of the chat request; ``with_tools`` True (False) matches only requests that do
+    (do not) offer tools, which tells an agent's calls from background ones such as memory's
+    analysis. Without any of them, the rule matches every request.
     """
 
     match: str | None = None
@@ -41,6 +43,7 @@ class ScriptRule(BaseModel):
     fail_times: int = 0
     status: int = 500
     once: bool = False
+    with_tools: bool | None = None
 
 
 @dataclass
@@ -72,7 +75,7 @@ class ScriptState:
         """Remember one request body."""
         self.recorded.append({"path": path, "body": body})
 
-    def pick(self, last_user: str) -> tuple[ScriptRule | None, bool]:
+    def pick(self, last_user: str, offers_tools: bool = False) -> tuple[ScriptRule | None, bool]:
         """Return (matching rule or None, whether this request must fail)."""
         for state in self.rules:
             rule = state.rule
@@ -81,6 +84,8 @@ class ScriptState:
             if rule.match is not None and not re.search(rule.match, last_user, re.DOTALL):
                 continue
             if rule.on_request is not None and rule.on_request != self.chat_count:
+                continue
+            if rule.with_tools is not None and rule.with_tools != offers_tools:
                 continue
             if state.failures < rule.fail_times:
                 state.failures += 1

@@ -47,7 +47,7 @@ def create_app(state: ScriptState | None = None) -> FastAPI:
         body = await request.json()
         st.record("/v1/chat/completions", body)
         st.chat_count += 1
-        rule, fail = st.pick(last_user_message(body))
+        rule, fail = st.pick(last_user_message(body), bool(body.get("tools")))
         if fail and rule is not None:
             err = {
                 "message": f"scripted failure ({rule.status})",

@@ -14,6 +14,7 @@ from typing import Any
 import structlog
 from pymilvus import AsyncMilvusClient, DataType, MilvusClient
 
+from weir_common.engines import MILVUS_GRPC_OPTIONS
 from weir_rag.index.base import Chunk, Hit, Scope
 from weir_rag.index.records import RECORD_FIELDS, from_record, to_record, visible_owners
 
@@ -21,9 +22,6 @@ log = structlog.get_logger(__name__)
 
 MAX_VARCHAR_BYTES = 65535
 HNSW_PARAMS = {"M": 16, "efConstruction": 200}
-#: pymilvus pings every 10 s, Milvus Lite's gRPC server allows one ping per 5 min and answers
-#: with GOAWAY (too_many_pings); calls carry their own deadline instead.
-GRPC_OPTIONS = {"grpc.keepalive_time_ms": 300_000, "grpc.keepalive_permit_without_calls": False}
 
 
 def quote(value: str) -> str:
@@ -79,7 +77,9 @@ class MilvusDenseIndex:
     def _create(self) -> None:
         # The async client's create_index waits through AllocTimestamp, which Milvus Lite
         # does not implement: create the collection and its index with the sync client.
-        client = MilvusClient(uri=self.uri, timeout=self.timeout_s)
+        client = MilvusClient(
+            uri=self.uri, timeout=self.timeout_s, grpc_options=MILVUS_GRPC_OPTIONS, dedicated=True
+        )
         try:
             if client.has_collection(self.name):
                 return
@@ -96,7 +96,7 @@ class MilvusDenseIndex:
         """Create the collection and its HNSW index if missing, then connect."""
         await asyncio.to_thread(self._create)
         self._client = AsyncMilvusClient(
-            uri=self.uri, timeout=self.timeout_s, grpc_options=GRPC_OPTIONS
+            uri=self.uri, timeout=self.timeout_s, grpc_options=MILVUS_GRPC_OPTIONS
         )
         await self._client.load_collection(self.name, timeout=self.timeout_s)
         log.info("dense.opened", engine="milvus", uri=self.uri, collection=self.name)
