@@ -8,14 +8,17 @@ from typing import TYPE_CHECKING
 import pytest
 from pydantic import SecretStr
 
-from weir_common.events import Turn
+from weir_common.events import MemoryContextRequested, Turn
 from weir_common.llm import LiteLLMClient, LLMSettings
 from weir_common.testing.script import ScriptRule
 from weir_common.testing.scripted_llm import ScriptedLLM
 from weir_memory.flash import Flash
 from weir_memory.longterm.analyzer import Analyzer
 from weir_memory.longterm.models import Analysis, Category
+from weir_memory.repository import InMemoryShortTermStore
+from weir_memory.service import MemoryService
 from weir_memory.settings import MemorySettings
+from weir_memory.summary import Summarizer
 from weir_memory.wiring import LongTermWiring
 
 if TYPE_CHECKING:
@@ -76,6 +79,25 @@ async def test_recall_scores_filters_and_touches(
     touched = {i.id: i.last_accessed for i in await long_term.semantic.items.of_user(user)}
     assert {touched[r.item.id] for r in found} == {wall.now}
     assert sum(t == wall.now for t in touched.values()) == len(found)
+
+
+async def test_a_private_read_recalls_without_touching(
+    long_term: LongTermMemory, user: str, wall: WallClock
+) -> None:
+    await long_term.semantic.store(user, fact("My daughter Emma plays the violin.", 0.9),
+                                   runs=["r1"], at=wall.now)  # fmt: skip
+    stored_at = wall.now
+    wall.advance(days=2)
+    memory = MemoryService(InMemoryShortTermStore(window=12, ttl_s=60), Summarizer(Flash(None)),
+                           window=10, discard=2, long_term=long_term)  # fmt: skip
+    ask = MemoryContextRequested(conversation_id="c", user_id=user, private=True,
+                                 query="Which instrument does my daughter play?")  # fmt: skip
+    assert "violin" in ((await memory.build_context(ask)).prompt or "")
+    [item] = await long_term.semantic.items.of_user(user)
+    assert item.last_accessed == stored_at, "a private conversation leaves no trace"
+    await memory.build_context(ask.model_copy(update={"private": False}))
+    [item] = await long_term.semantic.items.of_user(user)
+    assert item.last_accessed == wall.now
 
 
 async def test_a_user_never_recalls_another_users_memories(

@@ -34,10 +34,31 @@ def test_rules_extract_statements(text: str, expected: list[tuple[str, str]]) ->
 
 
 @pytest.mark.parametrize(
-    "question", ["我叫什么？我喜欢什么运动？", "What do I like?", "Do I love jazz?", "I love you"]
-)
+    "question",
+    ["我叫什么？我喜欢什么运动？", "我叫什么名字", "你还记得我喜欢什么吗", "What do I like?",
+     "Do I love jazz?", "I love you", "I'm not sure whether I like jazz"],
+)  # fmt: skip
 def test_questions_and_pronouns_set_nothing(question: str) -> None:
     assert extract(question) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["我叫了外卖", "我叫外卖，好饿", "我叫过他好几次", "叫我起床", "别叫我小明", "我叫他小王",
+     "Call me later.", "call me back when you land", "Don't call me Bob",
+     "I'm called back for a second interview", "My name is not important"],
+)  # fmt: skip
+def test_calling_ordering_and_waking_name_nobody(text: str) -> None:
+    assert [p for p in extract(text) if p.key == "name"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [("我叫做王芳", "王芳"), ("大家都叫我阿强", "阿强"), ("I'm called Alice.", "Alice"),
+     ("You can call me Bob", "Bob")],
+)  # fmt: skip
+def test_names_are_still_found(text: str, name: str) -> None:
+    assert extract(text) == [Preference("name", name)]
 
 
 def test_labels_map_to_canonical_keys() -> None:

@@ -165,6 +165,40 @@ async def test_redis_sets_ttl_on_both_keys_on_every_write(redis_url: str) -> Non
 
 
 @pytest.mark.integration
+async def test_redis_meta_hash_holds_count_summary_and_last_update(redis_url: str) -> None:
+    client = redis_client(redis_url)
+    now = [1_767_225_600.0]
+    store = RedisShortTermStore(client, window=5, ttl_s=120, prefix=f"test:{uuid4().hex}:",
+                                clock=lambda: now[0])  # fmt: skip
+    c = conv()
+    _, meta_key = store.keys(c)
+
+    async def meta() -> dict[str, str]:
+        raw = await client.hgetall(meta_key)
+        return {_text(k): _text(v) for k, v in raw.items()}
+
+    try:
+        await store.append(c, turn(0))
+        assert float((await meta())["updated_at"]) == 1_767_225_600.0
+        now[0] += 30.5
+        assert not await store.append(c, turn(0)), "a redelivery is no update"
+        assert float((await meta())["updated_at"]) == 1_767_225_600.0
+        await store.append(c, turn(1))
+        assert float((await meta())["updated_at"]) == 1_767_225_630.5
+        now[0] += 60
+        await store.compress(c, 1, "turn 0")
+        fields = await meta()
+        assert (fields["count"], fields["summary"]) == ("2", "turn 0")
+        assert float(fields["updated_at"]) == 1_767_225_690.5
+    finally:
+        await client.aclose()
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+@pytest.mark.integration
 async def test_redis_conversation_really_expires(redis_url: str) -> None:
     client = redis_client(redis_url)
     store = RedisShortTermStore(client, window=5, ttl_s=1, prefix=f"test:{uuid4().hex}:")

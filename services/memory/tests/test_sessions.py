@@ -3,6 +3,7 @@ the nested incremental export, on PostgreSQL + Milvus."""
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +14,7 @@ from weir_memory.flash import Flash
 from weir_memory.repository import InMemoryShortTermStore
 from weir_memory.service import MemoryService
 from weir_memory.sessions.export import export_user, merge
-from weir_memory.sessions.recall import Scenario, detect
+from weir_memory.sessions.recall import Focus, Scenario, detect
 from weir_memory.summary import Summarizer
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ GARDEN = [("My tomatoes are getting yellow leaves.", "That often means overwater
 def test_triggers_choose_the_scenario(
     text: str, focus: str | None, scenario: Scenario, topic: str
 ) -> None:
-    trigger = detect(text, KEYWORDS, focus)
+    trigger = detect(text, KEYWORDS, Focus(focus, fresh=True) if focus else None)
     assert trigger is not None
     assert (trigger.scenario, trigger.topic) == (scenario, topic)
 
@@ -57,6 +58,20 @@ def test_triggers_choose_the_scenario(
 def test_plain_messages_trigger_nothing() -> None:
     assert detect("你好", KEYWORDS, None) is None
     assert detect("大阪呢？", KEYWORDS, None) is None, "no session in focus yet"
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("text", ["你呢？", "那你呢", "他呢？", "What about you?", "and me?"])
+def test_and_you_is_small_talk_not_a_recall(text: str) -> None:
+    assert detect(text, KEYWORDS, Focus("conv-1", fresh=True)) is None
+
+
+@pytest.mark.unit
+def test_a_short_follow_up_needs_a_recent_recall() -> None:
+    assert detect("大阪呢？", KEYWORDS, Focus("conv-1", fresh=False)) is None
+    stale = detect("那次还说过什么？", KEYWORDS, Focus("conv-1", fresh=False))
+    assert stale is not None
+    assert stale.scenario is Scenario.SESSION, "naming the session is explicit enough"
 
 
 async def converse(memory: MemoryService, user: str, conversation: str,
@@ -165,3 +180,75 @@ async def _export(
     long_term: LongTermMemory, user: str, since: datetime | None, wall: WallClock
 ) -> dict[str, Any]:
     return await export_user(long_term, user, since=since, now=wall.now)
+
+
+@pytest.mark.integration
+async def test_a_similarity_recall_is_not_followed_up(long_term: LongTermMemory, user: str) -> None:
+    memory = service(long_term)
+    await converse(memory, user, f"{user}-garden", GARDEN)
+    now = f"{user}-now"
+    recall = await ask(memory, user, now, "My tomatoes are getting yellow leaves again")
+    assert "RecallTopic" in recall, "the similarity trigger fired"
+    for follow_up in ("你呢？", "What about the watering?"):
+        assert "RecallWithinSession" not in await ask(memory, user, now, follow_up)
+
+
+@pytest.mark.integration
+async def test_an_explicit_recall_is_followed_up_for_a_few_turns(
+    long_term: LongTermMemory, user: str
+) -> None:
+    memory = service(long_term)
+    await converse(memory, user, f"{user}-trip", TRIP)
+    now = f"{user}-now"
+    assert "RecallTopic" in await ask(memory, user, now, "/recall travel to Japan")
+    assert "RecallWithinSession" in await ask(memory, user, now, "What about Osaka?")
+    await converse(memory, user, now, [(f"question {n}", f"answer {n}") for n in range(4)])
+    assert "RecallWithinSession" not in await ask(memory, user, now, "What about Osaka?")
+
+
+@pytest.mark.integration
+async def test_topic_recall_keeps_collecting_the_best_sessions_past_a_sixth(
+    long_term: LongTermMemory, user: str, wall: WallClock
+) -> None:
+    dimension = long_term.embedder.dimension
+
+    def toward(cos: float, axis: int) -> list[float]:
+        """A unit vector at exactly `cos` from the first axis."""
+        vector = [0.0] * dimension
+        vector[0], vector[axis] = cos, math.sqrt(1.0 - cos * cos)
+        return vector
+
+    # the second chat of s0 ranks below a chat of a sixth session, s5
+    plan = [("s0", 0.99), ("s1", 0.98), ("s2", 0.97), ("s3", 0.96), ("s4", 0.95), ("s5", 0.94),
+            ("s0", 0.93)]  # fmt: skip
+    for n, (session, cos) in enumerate(plan):
+        turn = Turn(run_id=f"run-{n}", user=f"chat {n} of {session}", assistant="ok")
+        await long_term.sessions.record(user, f"{user}-{session}", turn, wall.now,
+                                        toward(cos, n + 1))  # fmt: skip
+    found = await long_term.sessions.topic(user, toward(1.0, 1), None, max_sessions=5)
+    assert found is not None
+    assert found.sources == ["run-0", "run-6", "run-1", "run-2", "run-3", "run-4"]
+    assert not any("of s5" in line for line in found.lines)
+
+
+@pytest.mark.integration
+async def test_the_prompt_has_the_session_summary_before_any_compression(
+    long_term: LongTermMemory, user: str
+) -> None:
+    memory = service(long_term)
+    bread = f"{user}-bread"
+    await converse(memory, user, bread, [
+        ("How do I bake sourdough bread?", "Start with an active starter."),
+        ("How long should the dough proof?", "About four hours at room temperature."),
+    ])  # fmt: skip
+    context = await memory.build_context(MemoryContextRequested(
+        conversation_id=bread, user_id=user, query="Explain quantum entanglement briefly"
+    ))  # fmt: skip
+    assert context.summary is None, "nothing was compressed yet"
+    prompt = context.prompt or ""
+    assert "=== Long-term memory ===\n(no memory hit)" in prompt
+    assert "=== Current session summary ===\nHow do I bake sourdough bread?" in prompt
+    assert "proof" in prompt
+    chinese = await memory.build_context(MemoryContextRequested(
+        conversation_id=bread, user_id=user, query="简单解释一下量子纠缠"))  # fmt: skip
+    assert "=== 长期记忆 ===\n（记忆无命中）\n\n=== 当前会话摘要 ===" in (chinese.prompt or "")

@@ -30,6 +30,9 @@ def test_each_question_is_a_topic() -> None:
     ]  # fmt: skip
     assert extract_topics("hello there") == ["hello there"]
     assert extract_topics("？！") == []
+    assert extract_topics("我叫什么名字。你还记得我喜欢什么吗") == [
+        "我叫什么名字", "你还记得我喜欢什么吗",
+    ], "Chinese questions need no question mark"  # fmt: skip
 
 
 async def test_slices_run_concurrently_and_aggregate_without_repeats() -> None:
@@ -50,7 +53,7 @@ async def test_slices_run_concurrently_and_aggregate_without_repeats() -> None:
         running -= 1
         return memories["a" if vector == [1.0] else "b"]
 
-    selection = await select("我叫什么？我喜欢什么运动？", embed, recall, [0.0])
+    selection = await select("我叫什么？我喜欢什么运动？", embed, recall, [0.0], limit=3)
     assert peak == 2, "the two slices were evaluated at the same time"
     assert selection.hit
     assert [s.path for s in selection.slices] == [
@@ -70,5 +73,26 @@ async def test_no_topic_or_no_slice_passing_is_no_hit() -> None:
     async def recall(vector: Vector) -> list[Recalled]:
         return []
 
-    assert not (await select("？", embed, recall, [0.0])).hit
-    assert not (await select("what is my name", embed, recall, [0.0])).hit
+    assert not (await select("？", embed, recall, [0.0], limit=3)).hit
+    assert not (await select("what is my name", embed, recall, [0.0], limit=3)).hit
+
+
+async def test_the_aggregate_keeps_the_best_top_k_of_all_slices() -> None:
+    per_topic = {
+        1.0: [recalled("a1", 0.9), recalled("a2", 0.6), recalled("a3", 0.5)],
+        2.0: [recalled("b1", 0.8), recalled("b2", 0.7), recalled("b3", 0.45)],
+        3.0: [recalled("c1", 0.55), recalled("a1", 0.95), recalled("c3", 0.41)],
+    }
+
+    async def embed(text: str) -> Vector:
+        return [1.0] if "名字" in text else [2.0] if "运动" in text else [3.0]
+
+    async def recall(vector: Vector) -> list[Recalled]:
+        return per_topic[vector[0]]
+
+    query = "我叫什么名字？我喜欢什么运动？我住在哪里？"
+    selection = await select(query, embed, recall, [0.0], limit=3)
+    assert len(selection.slices) == 3
+    assert [(r.item.content, r.score) for r in selection.memories] == [
+        ("a1", 0.95), ("b1", 0.8), ("b2", 0.7),
+    ]  # fmt: skip

@@ -8,6 +8,9 @@
 …
 === 回忆结果 (RecallTopic) ===
 …
+
+When long-term memory was searched and nothing passed, its block says so (seed 003's
+"记忆无命中"), so the model knows it was looked up rather than missing.
 """
 
 from __future__ import annotations
@@ -35,15 +38,18 @@ def render(
     *,
     preferences: str | None,
     memories: Sequence[str],
+    searched: bool,
     summary: str | None,
     recall: str | None,
     chinese: bool,
 ) -> str | None:
-    """The whole block, or None when memory has nothing to say."""
+    """The whole block, or None when memory has nothing to say; `searched` with no
+    `memories` is written as "no hit"."""
     long_term, current, _ = _HEADERS[chinese]
+    lines = [f"- {m}" for m in memories] or ([NO_HIT[chinese]] if searched else [])
     blocks = [
         preferences,
-        "\n".join([long_term, *(f"- {m}" for m in memories)]) if memories else None,
+        "\n".join([long_term, *lines]) if lines else None,
         f"{current}\n{summary}" if summary else None,
         recall,
     ]

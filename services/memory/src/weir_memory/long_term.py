@@ -9,7 +9,7 @@ session, the memory (deduplicated), then consolidation after every few new memor
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import structlog
@@ -25,7 +25,7 @@ from .longterm.models import Clock, Vector
 from .longterm.profile import Profile
 from .longterm.semantic import SemanticMemory, item_id
 from .longterm.vectors import is_chinese
-from .sessions.recall import RecallResult, Scenario, Trigger, detect
+from .sessions.recall import Focus, RecallResult, Scenario, Trigger, detect
 from .sessions.service import SessionMemory
 from .summary import chat_summary
 
@@ -34,11 +34,14 @@ log = structlog.get_logger(__name__)
 
 @dataclass(frozen=True)
 class Recollection:
-    """What long-term memory contributes to one turn."""
+    """What long-term memory contributes to one turn; `searched` with no `memories` is seed
+    003's "no hit"."""
 
     preferences: str | None = None
     preference_lines: list[str] = field(default_factory=list)
     memories: list[str] = field(default_factory=list)
+    searched: bool = False
+    session_summary: str | None = None
     recall: RecallResult | None = None
     sources: list[str] = field(default_factory=list)  # provenance: run ids behind it all
 
@@ -85,18 +88,24 @@ class LongTermMemory:
         user_id: str,
         conversation_id: str | None,
         query: str,
-        focus: str | None,
+        focus: Focus | None,
         vector: Vector | None = None,
+        *,
+        touch: bool = True,
     ) -> Recollection:
-        """Preferences, topic-sliced memories and (when triggered) recalled sessions;
-        `vector` is the query's embedding when the caller has it already."""
+        """Preferences, topic-sliced memories, the session's rolling summary and (when
+        triggered) recalled sessions; `vector` is the query's embedding when the caller has
+        it already; `touch=False` (private mode) leaves the memories' last access as it was."""
         chinese = is_chinese(query)
         profile = await self.profile.get(user_id)
         vector = vector or await self.embedder.embed_query(query)
         selection = await topics.select(
-            query, self.embedder.embed_query, lambda v: self.semantic.recall(user_id, v), vector
-        )
+            query, self.embedder.embed_query,
+            lambda v: self.semantic.recall(user_id, v, touch=touch), vector,
+            self.semantic.policy.recall_top_k,
+        )  # fmt: skip
         recall = await self._sessions(user_id, conversation_id, query, vector, focus)
+        summary = await self.sessions.summary(user_id, conversation_id) if conversation_id else None
         log.info("memory.recollected", user_id=user_id, topics=len(selection.slices),
                  hit=selection.hit, memories=len(selection.memories),
                  recall=recall.scenario.value if recall else None)  # fmt: skip
@@ -105,19 +114,23 @@ class LongTermMemory:
             preferences=preferences.block(profile, query),
             preference_lines=preferences.lines(profile, chinese),
             memories=topics.render(selection.memories, chinese),
+            searched=True,
+            session_summary=summary,
             recall=recall,
             sources=list(dict.fromkeys([*runs, *(recall.sources if recall else [])])),
         )
 
     async def _sessions(
-        self, user_id: str, current: str | None, query: str, vector: Vector, focus: str | None
+        self, user_id: str, current: str | None, query: str, vector: Vector, focus: Focus | None
     ) -> RecallResult | None:
         trigger = detect(query, self._recall.keywords, focus)
         if trigger is None:  # the third trigger: a past chat close to this message
-            return await self.sessions.topic(
+            found = await self.sessions.topic(
                 user_id, vector, current, self._recall.max_sessions,
                 min_similarity=self._recall.trigger_similarity,
             )  # fmt: skip
+            # the user asked for nothing, so there is nothing to follow up on
+            return replace(found, focus=None) if found else None
         return await self._scenario(user_id, current, query, vector, trigger)
 
     async def _scenario(

@@ -1,14 +1,16 @@
 """Short-term memory storage: the recent turns of each conversation, behind one interface.
 
-Each conversation keeps its last `window` turns, oldest first, plus a turn count, the summary
-of the turns compressed out of it, and the run ids already recorded, so that a redelivered
-`turn.completed` is stored once. A conversation expires `ttl_s` seconds after its last write.
-Each user's conversations are indexed too, so that "forget me" reaches them.
+Each conversation keeps its last `window` turns, oldest first, plus (seed 002's meta hash) a
+turn count, the summary of the turns compressed out of it, the time of its last update, and
+the run ids already recorded, so that a redelivered `turn.completed` is stored once. A
+conversation expires `ttl_s` seconds after its last write. Each user's conversations are
+indexed too, so that "forget me" reaches them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Protocol
 
@@ -68,13 +70,13 @@ class ShortTermStore(Protocol):
 
 
 # Check-and-append in one step: two consumers handling the same redelivered turn cannot
-# both append it. KEYS: turns list, meta hash. ARGV: run field, turn JSON, window, ttl.
+# both append it. KEYS: turns list, meta hash. ARGV: run field, turn JSON, window, ttl, now.
 _APPEND_SCRIPT = """
 if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then
   return 0
 end
 local n = redis.call('HINCRBY', KEYS[2], 'count', 1)
-redis.call('HSET', KEYS[2], ARGV[1], n)
+redis.call('HSET', KEYS[2], ARGV[1], n, 'updated_at', ARGV[5])
 redis.call('RPUSH', KEYS[1], ARGV[2])
 redis.call('LTRIM', KEYS[1], -tonumber(ARGV[3]), -1)
 redis.call('EXPIRE', KEYS[1], ARGV[4])
@@ -83,10 +85,10 @@ return 1
 """
 
 # Drop the oldest turns and store their summary in one step.
-# KEYS: turns list, meta hash. ARGV: turns to drop, summary, ttl.
+# KEYS: turns list, meta hash. ARGV: turns to drop, summary, ttl, now.
 _COMPRESS_SCRIPT = """
 redis.call('LTRIM', KEYS[1], tonumber(ARGV[1]), -1)
-redis.call('HSET', KEYS[2], 'summary', ARGV[2])
+redis.call('HSET', KEYS[2], 'summary', ARGV[2], 'updated_at', ARGV[4])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 return 1
@@ -105,13 +107,21 @@ class RedisShortTermStore:
     """Short-term memory in Redis: a list of JSON turns and a metadata hash per conversation.
 
     Both keys of a conversation share a hash tag, so they live in one slot of a cluster and
-    the append script may touch both.
+    the append script may touch both. `updated_at` in the hash is Unix time in seconds from
+    `clock`.
     """
 
     def __init__(
-        self, client: aioredis.Redis, *, window: int, ttl_s: int, prefix: str = "weir:stm:"
+        self,
+        client: aioredis.Redis,
+        *,
+        window: int,
+        ttl_s: int,
+        prefix: str = "weir:stm:",
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._client = client
+        self._clock = clock
         self._window = window
         self._ttl_s = ttl_s
         self._prefix = prefix
@@ -134,6 +144,7 @@ class RedisShortTermStore:
             turn.model_dump_json(),
             self._window,
             self._ttl_s,
+            self._now(),
         ]
         with _store_errors():
             added = await self._append(keys=list(self.keys(conversation_id)), args=args)
@@ -154,8 +165,12 @@ class RedisShortTermStore:
         """Drop the oldest `drop` turns and set their summary, atomically."""
         with _store_errors():
             await self._compress(
-                keys=list(self.keys(conversation_id)), args=[drop, summary, self._ttl_s]
+                keys=list(self.keys(conversation_id)),
+                args=[drop, summary, self._ttl_s, self._now()],
             )
+
+    def _now(self) -> str:
+        return f"{self._clock():.3f}"
 
     async def note(self, conversation_id: str, key: str) -> str | None:
         """A value kept in the conversation's metadata hash."""

@@ -16,10 +16,14 @@ from . import context
 from .long_term import LongTermMemory, Recollection
 from .longterm.vectors import is_chinese
 from .repository import ShortTermStore
+from .sessions.recall import Focus
 from .summary import Summarizer
 
 log = structlog.get_logger(__name__)
 FOCUS = "recall_focus"
+FOCUS_TURN = "recall_focus_turn"
+#: How many turns after an explicit recall a short "xxx 呢？" still refers to that session.
+FOLLOW_UP_TURNS = 3
 
 
 class MemoryService:
@@ -41,16 +45,22 @@ class MemoryService:
         self._discard = discard
 
     async def build_context(self, cmd: MemoryContextRequested) -> MemoryContext:
-        """The context of the next turn: recent turns, summary, and what is remembered."""
+        """The context of the next turn: recent turns, summary, and what is remembered.
+
+        The prompt's session summary is the compression summary once there is one, the
+        session's rolling summary before (the first `window` turns). A private request reads
+        memories without marking them as accessed."""
         cid = cmd.conversation_id
         history = await self.stm.recent(cid) if cid else []
         summary = await self.stm.summary(cid) if cid else None
         found = Recollection()
         if self.long_term is not None and cmd.user_id:
-            focus = await self.stm.note(cid, FOCUS) if cid else None
-            found = await self.long_term.recollect(cmd.user_id, cid, cmd.query, focus)
+            focus = await self._focus(cid) if cid else None
+            found = await self.long_term.recollect(
+                cmd.user_id, cid, cmd.query, focus, touch=not cmd.private
+            )
             if cid and found.recall and found.recall.focus:
-                await self.stm.set_note(cid, FOCUS, found.recall.focus)
+                await self._set_focus(cid, found.recall.focus)
         chinese = is_chinese(cmd.query)
         recall = context.recall_block(found.recall, chinese)
         return MemoryContext(
@@ -63,11 +73,27 @@ class MemoryService:
             prompt=context.render(
                 preferences=found.preferences,
                 memories=found.memories,
-                summary=summary,
+                searched=found.searched,
+                summary=summary or found.session_summary,
                 recall=recall,
                 chinese=chinese,
             ),
         )  # fmt: skip
+
+    async def _focus(self, conversation_id: str) -> Focus | None:
+        """The session recalled last; fresh for `FOLLOW_UP_TURNS` turns after the recall."""
+        session = await self.stm.note(conversation_id, FOCUS)
+        if session is None:
+            return None
+        at = await self.stm.note(conversation_id, FOCUS_TURN)
+        turns = await self.stm.turn_count(conversation_id)
+        fresh = at is not None and at.isdigit() and turns - int(at) <= FOLLOW_UP_TURNS
+        return Focus(session, fresh)
+
+    async def _set_focus(self, conversation_id: str, session: str) -> None:
+        await self.stm.set_note(conversation_id, FOCUS, session)
+        turns = await self.stm.turn_count(conversation_id)
+        await self.stm.set_note(conversation_id, FOCUS_TURN, str(turns))
 
     async def record_turn(self, cmd: TurnCompleted, conversation_id: str) -> bool:
         """Remember a finished turn; False when this run's turn was already stored."""

@@ -16,11 +16,9 @@ from weir_common.events import Turn
 
 from ..flash import Flash
 from .models import Analysis, Category, Layer
+from .text import is_question, sentences
 
 _SELF = re.compile(r"我|\b(?:I|I'm|I've|I'd|I'll|my|me|mine|myself)\b", re.I)
-_QUESTION = re.compile(
-    r"[?？]\s*$|^(?:what|which|who|how|why|when|where|do|does|is|are|can)\b", re.I
-)
 _CATEGORY_RULES: tuple[tuple[Category, float, re.Pattern[str]], ...] = (
     (Category.IDENTITY, 0.8, re.compile(
         r"我叫|我的名字|我今年|过敏|\d+\s*岁|我住在|我来自|我是.{0,8}(?:人|生|师|员|家)|我有"
@@ -51,12 +49,40 @@ _STRONG = re.compile(
     r"永远|一直|过敏|生日|记住|重要|\b(?:always|never|allergic|birthday|remember|important)\b",
     re.I,
 )
-_CLAUSE = re.compile(r"[^。.!！?？;；\n]+[。.!！?？;；\n]?")
 _CJK = re.compile(r"[\u3400-\u9fff]")
+_WORD = re.compile(r"[a-z]+", re.I)
+# What an opinion may add without saying anything: "I think so", "我觉得还行".
+_FILLER_WORDS = frozenset({
+    "i", "so", "too", "also", "yes", "no", "not", "sure", "right", "true", "maybe", "fine",
+    "ok", "okay", "well", "that", "this", "it", "you", "s",
+})  # fmt: skip
+_PARTICLES = frozenset("的了是吗呢吧啊呀也")
 
 
 def _short(text: str) -> bool:
     return len(_CJK.findall(text)) < 5 and len(text.split()) < 4
+
+
+def _filler(clause: str, marker: re.Pattern[str]) -> bool:
+    """An opinion with (almost) nothing behind its marker."""
+    rest = marker.sub(" ", clause)
+    chars = [c for c in _CJK.findall(rest) if c not in _PARTICLES]
+    words = [w for w in _WORD.findall(rest) if w.lower() not in _FILLER_WORDS]
+    return len(chars) < 3 and len(words) < 2
+
+
+def _score(clause: str, text: str) -> tuple[Category, float] | None:
+    """The category and importance of one clause; None when it tells nothing about the user."""
+    if is_question(clause) or not _SELF.search(clause):
+        return None
+    category, base, rule = next(
+        ((c, b, r) for c, b, r in _CATEGORY_RULES if r.search(clause)),
+        (Category.OPINION, 0.35, None),
+    )
+    if category is Category.OPINION and rule is not None and _filler(clause, rule):
+        return None
+    score = base + (0.1 if _STRONG.search(text) else 0.0) - (0.1 if _short(text) else 0.0)
+    return category, score
 
 
 def heuristic(text: str) -> Analysis:
@@ -64,15 +90,10 @@ def heuristic(text: str) -> Analysis:
     best = Analysis(importance=0.0, category=Category.OPINION, content=text.strip())
     if text.lstrip().startswith("/"):
         return best
-    for clause in _CLAUSE.findall(text):
-        if _QUESTION.search(clause.strip()) or not _SELF.search(clause):
-            continue
-        category, base = next(
-            ((c, b) for c, b, rule in _CATEGORY_RULES if rule.search(clause)),
-            (Category.OPINION, 0.35),
-        )
-        score = base + (0.1 if _STRONG.search(text) else 0.0) - (0.1 if _short(text) else 0.0)
-        if score > best.importance:
+    for clause in sentences(text):
+        scored = _score(clause, text)
+        if scored is not None and scored[1] > best.importance:
+            category, score = scored
             layer = Layer.EPISODIC if category is Category.EVENT else Layer.SEMANTIC
             best = Analysis(
                 importance=round(min(score, 0.95), 3),

@@ -9,28 +9,27 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .names import plausible_name
+from .text import is_question, sentences
 from .vectors import is_chinese
 
 _END = r"(?=[，,。.!！；;、]|$| and I\b| but\b)"
 _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"我的名字(?:是|叫)([^\s，,。.!！?？、和]{1,12})"), "name"),
-    (re.compile(r"我叫([^\s，,。.!！?？、和]{1,12})"), "name"),
-    (re.compile(r"(?:叫我|请叫我)([^\s，,。.!！?？、和]{1,12})"), "name"),
+    (re.compile(r"我叫(?:做)?([^\s，,。.!！?？、和]{1,12})"), "name"),
+    (re.compile(r"(?<!别)(?<!不)(?<!不要)叫我([^\s，,。.!！?？、和]{1,12})"), "name"),
     (re.compile(r"我(?:不喜欢|讨厌)(.{1,24}?)" + _END), "dislikes"),
     (re.compile(r"我(?:很|非常|最|特别|也|还)?(?:喜欢|爱)(.{1,24}?)" + _END), "likes"),
     (re.compile(r"我住在(.{1,24}?)" + _END), "location"),
     (re.compile(r"\b(?i:my name is) ([A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?)"), "name"),
-    (re.compile(r"\b(?i:(?:please )?call me) ([A-Za-z][\w'-]*)"), "name"),
+    (re.compile(r"(?<!n't )(?<!not )(?<!never )\b(?i:call me|i'm called|i am called)"
+                r" ([A-Z][\w'-]*)"), "name"),
     (re.compile(r"\bI (?:really |also )?(?:hate|dislike|don't like|do not like) (.+?)" + _END,
                 re.I), "dislikes"),
     (re.compile(r"\bI (?:really |also |just )?(?:like|love|enjoy|adore) (.+?)" + _END, re.I),
      "likes"),
     (re.compile(r"\bI live in ([A-Z][\w' -]{1,40}?)" + _END), "location"),
 )  # fmt: skip
-_SENTENCE = re.compile(r"[^。.!！?？;；\n]+[。.!！?？;；\n]?")
-_QUESTION = re.compile(
-    r"[?？]\s*$|什么|吗|哪|谁|怎么|多少|\b(?:what|which|who|how|do I|does|did I|whether)\b", re.I
-)
 _TRAILING = re.compile(r"[\s的啊呀哦呢了吧。.!！]+$")
 _NOT_A_VALUE = frozenset(
     {"you", "it", "that", "this", "them", "him", "her", "你", "它", "他", "她"}
@@ -73,15 +72,17 @@ def canonical_key(key: str) -> str:
 def extract(text: str) -> list[Preference]:
     """The preferences stated in `text`, by rule (statements only, never questions)."""
     found: list[Preference] = []
-    for sentence in _SENTENCE.findall(text):
-        if _QUESTION.search(sentence):
+    for sentence in sentences(text):
+        if is_question(sentence):
             continue
         for pattern, key in _RULES:
             for match in pattern.finditer(sentence):
                 value = _TRAILING.sub("", match.group(1).strip())
-                if value.lower() in _NOT_A_VALUE:
+                if not value or value.lower() in _NOT_A_VALUE:
                     continue
-                if value and Preference(key, value) not in found:
+                if key == "name" and not plausible_name(value):
+                    continue
+                if Preference(key, value) not in found:
                     found.append(Preference(key, value))
     return _first_name_only(found)
 

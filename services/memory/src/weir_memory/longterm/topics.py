@@ -3,20 +3,20 @@
 The input is split into topics (the questions it asks); each topic is a path (its category
 once recalled, then the topic) leading to a memory slice; the slices are evaluated
 concurrently and those that pass are aggregated into one prompt block, or the selection
-reports "no hit".
+reports "no hit". The aggregate holds at most `limit` memories (the policy's recall top k):
+three topics must not inject three times as many memories as one.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from .models import CATEGORY_LABELS, Recalled, Vector
+from .text import is_question, sentences
 from .vectors import terms
 
-_SENTENCE = re.compile(r"[^。.!！?？;；\n]+[。.!！?？;；\n]*")
 MAX_TOPICS = 3
 
 Recall = Callable[[Vector], Awaitable[list[Recalled]]]
@@ -44,9 +44,11 @@ class MemorySlice:
 
 @dataclass(frozen=True)
 class Selection:
-    """The slices of one input and the aggregated memories (best score first, no repeats)."""
+    """The slices of one input and the aggregated memories (best score first, no repeats,
+    at most `limit`)."""
 
     slices: list[MemorySlice]
+    limit: int
 
     @property
     def hit(self) -> bool:
@@ -55,13 +57,13 @@ class Selection:
 
     @property
     def memories(self) -> list[Recalled]:
-        """Every passing memory once, with its best score."""
+        """The best `limit` passing memories, each once, with its best score."""
         best: dict[str, Recalled] = {}
         for piece in self.slices:
             for r in piece.memories:
                 if r.item.id not in best or r.score > best[r.item.id].score:
                     best[r.item.id] = r
-        return sorted(best.values(), key=lambda r: (-r.score, r.item.id))
+        return sorted(best.values(), key=lambda r: (-r.score, r.item.id))[: self.limit]
 
 
 def extract_topics(text: str) -> list[str]:
@@ -70,22 +72,22 @@ def extract_topics(text: str) -> list[str]:
     if not terms(text):
         return []
     questions = [
-        q.strip().rstrip("?？").strip()
-        for q in _SENTENCE.findall(text)
-        if q.strip().endswith(("?", "？")) and terms(q)
+        q.rstrip("?？!！。.").strip() for q in sentences(text) if is_question(q) and terms(q)
     ]
     return questions[:MAX_TOPICS] if len(questions) > 1 else [text.strip()]
 
 
-async def select(text: str, embed: Embed, recall: Recall, query_vector: Vector) -> Selection:
-    """Slice `text` by topic and evaluate the slices concurrently."""
+async def select(
+    text: str, embed: Embed, recall: Recall, query_vector: Vector, limit: int
+) -> Selection:
+    """Slice `text` by topic, evaluate the slices concurrently, keep the best `limit`."""
     topics = extract_topics(text)
 
     async def evaluate(topic: str) -> MemorySlice:
         vector = query_vector if topic == text.strip() else await embed(topic)
         return MemorySlice(topic, await recall(vector))
 
-    return Selection(list(await asyncio.gather(*(evaluate(t) for t in topics))))
+    return Selection(list(await asyncio.gather(*(evaluate(t) for t in topics))), limit)
 
 
 def render(memories: Sequence[Recalled], chinese: bool) -> list[str]:

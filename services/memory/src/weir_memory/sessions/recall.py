@@ -4,6 +4,9 @@ Triple detection: the `/recall` command, keywords ("之前", "聊过", "记得"�
 the caller, it needs vectors) a past chat at similarity ≥ 0.7. Then:
 RecallHistory "之前聊过什么?", RecallTopic "谈论过 xxx?", RecallSession "那次还说过什么?"
 and RecallWithinSession "xxx 呢?" (the last two about the session recalled last).
+
+Only an explicit recall (command or words) puts a session in focus, and "xxx 呢?" refers to
+it only for a few turns after it: a short "…呢?" is everyday chat ("你呢？" is "and you?").
 """
 
 from __future__ import annotations
@@ -36,6 +39,14 @@ class Trigger:
 
 
 @dataclass(frozen=True)
+class Focus:
+    """The session recalled last, and whether the user may still be following up on it."""
+
+    session: str
+    fresh: bool = False
+
+
+@dataclass(frozen=True)
 class RecallResult:
     """Lines to show the model, and the session the user is now talking about."""
 
@@ -59,9 +70,14 @@ _SESSION = re.compile(
 _WITHIN = re.compile(
     r"^\s*(.{1,20}?)呢\s*[?？]?\s*$|^\s*(?:and|what about|how about)\s+(.{1,60}?)\?*\s*$", re.I
 )
+# "你呢？", "那他呢？", "what about you?": a person, not a topic of the recalled session.
+_PERSON = re.compile(
+    r"^(?:那|那么|还有)?(?:你|您|我|他|她|它)(?:们|自己)?$|^(?:you|me|him|her|them|us|yourself)$",
+    re.I,
+)
 
 
-def detect(text: str, keywords: Sequence[str], focus: str | None) -> Trigger | None:
+def detect(text: str, keywords: Sequence[str], focus: Focus | None) -> Trigger | None:
     """The recall this message asks for, by command or words; None when it asks for none."""
     stripped = text.strip()
     if stripped.startswith("/recall"):
@@ -69,24 +85,31 @@ def detect(text: str, keywords: Sequence[str], focus: str | None) -> Trigger | N
     if _HISTORY.search(stripped):
         return Trigger(Scenario.HISTORY)
     if focus and _SESSION.search(stripped):
-        return Trigger(Scenario.SESSION, session=focus)
-    within = _WITHIN.match(stripped)
-    if focus and within:
-        return Trigger(Scenario.WITHIN, topic=within.group(1) or within.group(2), session=focus)
+        return Trigger(Scenario.SESSION, session=focus.session)
+    if focus and focus.fresh and (within := _within(stripped)):
+        return Trigger(Scenario.WITHIN, topic=within, session=focus.session)
     lowered = stripped.lower()
     if any(k.lower() in lowered for k in (*keywords, *ENGLISH_KEYWORDS)):
         return Trigger(Scenario.TOPIC, topic=stripped)
     return None
 
 
-def _command(args: str, focus: str | None) -> Trigger:
+def _within(text: str) -> str | None:
+    """The topic of a short follow-up ("大阪呢？" → "大阪"), None for a person or no match."""
+    match = _WITHIN.match(text)
+    topic = (match.group(1) or match.group(2)).strip() if match else ""
+    return topic if topic and not _PERSON.match(topic) else None
+
+
+def _command(args: str, focus: Focus | None) -> Trigger:
+    session = focus.session if focus else None
     if not args:
         return Trigger(Scenario.HISTORY, reason="command")
     if args.startswith("session"):
-        target = args.removeprefix("session").strip() or focus
+        target = args.removeprefix("session").strip() or session
         return Trigger(Scenario.SESSION, session=target, reason="command")
-    if args.startswith("within") and focus:
-        return Trigger(Scenario.WITHIN, args.removeprefix("within").strip(), focus, "command")
+    if args.startswith("within") and session:
+        return Trigger(Scenario.WITHIN, args.removeprefix("within").strip(), session, "command")
     return Trigger(Scenario.TOPIC, topic=args, reason="command")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Sequence
 from datetime import datetime
 
 import numpy as np
@@ -16,7 +17,7 @@ import structlog
 
 from weir_common.events import Turn
 
-from ..longterm.index import VectorIndex, VectorRecord
+from ..longterm.index import VectorHit, VectorIndex, VectorRecord
 from ..longterm.models import Vector
 from ..longterm.vectors import Similarity
 from ..summary import chat_summary, session_summary
@@ -52,6 +53,19 @@ def _unit(vec: list[float]) -> Vector:
     arr = np.asarray(vec, dtype=np.float64)
     norm = float(np.linalg.norm(arr)) or 1.0
     return [float(x) for x in arr / norm]
+
+
+def _group(hits: Sequence[VectorHit], max_sessions: int) -> OrderedDict[str, list[str]]:
+    """The run ids of the best chats, by session: the first `max_sessions` sessions to appear,
+    up to `CHATS_PER_SESSION` chats each, best first."""
+    groups: OrderedDict[str, list[str]] = OrderedDict()
+    for hit in hits:
+        if hit.session_id not in groups and len(groups) >= max_sessions:
+            continue  # a later session: the best ones may still have chats to collect
+        runs = groups.setdefault(hit.session_id, [])
+        if len(runs) < CHATS_PER_SESSION:
+            runs.append(run_of(hit.id))
+    return groups
 
 
 class SessionMemory:
@@ -117,12 +131,7 @@ class SessionMemory:
         hits = [h for h in hits if h.session_id != current]
         if not hits or self._similarity.calibrate(hits[0].cosine) < min_similarity:
             return None
-        groups: OrderedDict[str, list[str]] = OrderedDict()
-        for hit in hits:
-            runs = groups.setdefault(hit.session_id, [])
-            if len(groups) <= max_sessions and len(runs) < CHATS_PER_SESSION:
-                runs.append(run_of(hit.id))
-        chosen = list(groups.items())[:max_sessions]
+        chosen = list(_group(hits, max_sessions).items())
         chats = {c.run_id: c for c in await self.store.chats_by_run(
             user_id, [r for _, runs in chosen for r in runs])}  # fmt: skip
         lines = []
@@ -135,6 +144,11 @@ class SessionMemory:
         return RecallResult(
             Scenario.TOPIC, lines, focus=chosen[0][0] if chosen else None, sources=shown
         )
+
+    async def summary(self, user_id: str, conversation_id: str) -> str | None:
+        """The rolling summary of one session (None before its first chat)."""
+        session = await self.store.get(user_id, conversation_id)
+        return session.summary if session else None
 
     async def session(self, user_id: str, conversation_id: str) -> RecallResult:
         """RecallSession: one session's summary and its latest chats."""
