@@ -16,6 +16,7 @@ import redis
 
 from weir_common.engines import redis_client
 from weir_deploy.base import free_port
+from weir_deploy.pytest_plugin import fresh_database
 from weir_memory.flash import Flash
 from weir_memory.long_term import LongTermMemory
 from weir_memory.repository import (
@@ -146,6 +147,14 @@ def memory_settings(stack_env: dict[str, str]) -> MemorySettings:
         memory_llm=False,
         vector_collection=f"test_{uuid4().hex[:8]}",
     )
+
+
+@pytest.fixture
+async def fresh_settings(memory_settings: MemorySettings) -> AsyncIterator[MemorySettings]:
+    """`memory_settings` on a new, empty database: for tests that change the embedder, whose
+    re-embedding must not touch the shared database's rows."""
+    async with fresh_database(memory_settings.database_url, "memory") as url:
+        yield memory_settings.model_copy(update={"database_url": url})
 
 
 @pytest.fixture

@@ -70,3 +70,32 @@ async def test_user_ids_are_quoted_in_filters(index: VectorIndex) -> None:
     await index.upsert([VectorRecord("x", odd, "semantic", unit(1, 0, 0)),
                         VectorRecord("y", "victim", "semantic", unit(1, 0, 0))])  # fmt: skip
     assert [h.id for h in await index.search(odd, ["semantic"], unit(1, 0, 0), 5)] == ["x"]
+
+
+async def test_a_write_or_delete_is_seen_by_the_very_next_search(index: VectorIndex) -> None:
+    # store-time dedup searches right after another turn wrote or a forget deleted
+    for n in range(20):
+        vector = unit(1, n, n * n)
+        await index.upsert([VectorRecord(f"r{n}", "u1", "semantic", vector)])
+        assert [h.id for h in await index.search("u1", ["semantic"], vector, 1)] == [f"r{n}"]
+        await index.delete("u1", [f"r{n}"])
+        assert f"r{n}" not in {h.id for h in await index.search("u1", ["semantic"], vector, 5)}
+
+
+async def test_vectors_of_another_dimension_are_refused(index: VectorIndex) -> None:
+    with pytest.raises(ValueError, match="dimension 4"):
+        await index.upsert([VectorRecord("a", "u1", "semantic", unit(1, 0, 0, 0))])
+    with pytest.raises(ValueError, match="dimension 2"):
+        await index.search("u1", ["semantic"], unit(1, 0), 5)
+
+
+async def test_reset_empties_the_index_for_every_user(index: VectorIndex) -> None:
+    await index.upsert([
+        VectorRecord("a", "u1", "semantic", unit(1, 0, 0)),
+        VectorRecord("b", "u2", "chat", unit(0, 1, 0), session_id="s"),
+    ])  # fmt: skip
+    await index.reset()
+    assert await index.search("u1", ["semantic"], unit(1, 0, 0), 5) == []
+    assert await index.search("u2", ["chat"], unit(0, 1, 0), 5) == []
+    await index.upsert([VectorRecord("c", "u1", "semantic", unit(1, 0, 0))])
+    assert [h.id for h in await index.search("u1", ["semantic"], unit(1, 0, 0), 5)] == ["c"]

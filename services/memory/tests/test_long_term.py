@@ -144,9 +144,9 @@ async def test_preferences_and_memories_survive_a_restart(
 
 
 async def test_without_a_model_term_frequency_vectors_still_recall(
-    memory_settings: MemorySettings, user: str, wall: WallClock
+    fresh_settings: MemorySettings, user: str, wall: WallClock
 ) -> None:
-    settings = memory_settings.model_copy(update={"embedder": "tf"})
+    settings = fresh_settings.model_copy(update={"embedder": "tf"})  # its own database
     wiring = LongTermWiring(settings, Flash(None), wall)
     memory = await wiring.open()
     try:

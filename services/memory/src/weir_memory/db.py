@@ -1,4 +1,10 @@
-"""The memory service's PostgreSQL pool: connect, create its tables, map failures."""
+"""The memory service's PostgreSQL pools: connect, create its tables, map failures.
+
+Advisory locks live on connections of their own small pool. A lock holder keeps its
+connection for as long as it holds the lock, while the work under the lock asks the main
+pool for more: had both come from one pool, as many holders as the pool has connections
+would wait forever for one more.
+"""
 
 from __future__ import annotations
 
@@ -24,16 +30,20 @@ def pg_errors() -> Iterator[None]:
 
 
 class Database:
-    """A pool over `dsn`, with the tables of `schema.sql` created on `open`."""
+    """A pool over `dsn`, with the tables of `schema.sql` created on `open`, and a pool of
+    `lock_slots` connections that hold advisory locks."""
 
-    def __init__(self, dsn: str, max_size: int = 8) -> None:
+    def __init__(self, dsn: str, max_size: int = 8, lock_slots: int = 4) -> None:
         self._dsn = dsn
         self._max_size = max_size
+        self._lock_slots = lock_slots
         self._pool: asyncpg.Pool | None = None
+        self._locks: asyncpg.Pool | None = None
 
     async def open(self) -> None:
-        """Connect and create the tables if they are missing."""
+        """Connect and create (or migrate) the tables."""
         self._pool = await asyncpg.create_pool(self._dsn, min_size=1, max_size=self._max_size)
+        self._locks = await asyncpg.create_pool(self._dsn, min_size=0, max_size=self._lock_slots)
         schema = resources.files("weir_memory").joinpath("schema.sql").read_text()
         async with self._pool.acquire() as conn:
             await conn.execute("SELECT pg_advisory_lock($1)", _MIGRATION_LOCK)
@@ -43,10 +53,11 @@ class Database:
                 await conn.execute("SELECT pg_advisory_unlock($1)", _MIGRATION_LOCK)
 
     async def close(self) -> None:
-        """Close the pool."""
-        if self._pool is not None:
-            pool, self._pool = self._pool, None
-            await pool.close()
+        """Close both pools."""
+        for pool in (self._locks, self._pool):
+            if pool is not None:
+                await pool.close()
+        self._pool = self._locks = None
 
     @property
     def pool(self) -> asyncpg.Pool:
@@ -68,3 +79,20 @@ class Database:
         with pg_errors():
             async with self.pool.acquire() as conn, conn.transaction():
                 yield conn
+
+    @asynccontextmanager
+    async def advisory_lock(self, key: str) -> AsyncIterator[None]:
+        """Hold the advisory lock `key` across replicas (waits for it; one holder at a time).
+
+        At most `lock_slots` locks are held or awaited at once by this process; more callers
+        wait for a slot without holding anything.
+        """
+        if self._locks is None:
+            raise RuntimeError("Database.open() was not called")
+        with pg_errors():
+            async with self._locks.acquire() as conn:
+                await conn.execute("SELECT pg_advisory_lock(hashtext($1))", key)
+                try:
+                    yield
+                finally:  # a failed unlock is undone anyway: the pool resets the connection
+                    await conn.execute("SELECT pg_advisory_unlock(hashtext($1))", key)

@@ -1,4 +1,5 @@
--- Tables owned by the memory service (created at start-up; additive changes only).
+-- Tables owned by the memory service (created at start-up, migrated by the statements at
+-- the end: an existing database gets the same columns as a new one).
 -- Every key includes the user: ids chosen elsewhere (run ids, conversation ids) can never
 -- make one user's row collide with another's.
 
@@ -32,7 +33,6 @@ CREATE TABLE IF NOT EXISTS memory_profile (
 
 CREATE TABLE IF NOT EXISTS memory_users (
     user_id         text PRIMARY KEY,
-    new_items       integer NOT NULL DEFAULT 0,  -- stored since the last consolidation
     pending         text[] NOT NULL DEFAULT '{}', -- their ids: consolidation candidates
     consolidated_at timestamptz
 );
@@ -71,3 +71,21 @@ CREATE TABLE IF NOT EXISTS memory_chats (
 );
 CREATE INDEX IF NOT EXISTS memory_chats_session ON memory_chats (conversation_id, id);
 CREATE INDEX IF NOT EXISTS memory_chats_user ON memory_chats (user_id, created_at);
+
+-- Which index holds every stored vector, as made by which embedder: an index without a row
+-- here (new, or cleared before a re-embedding) is rebuilt from these tables at start-up.
+CREATE TABLE IF NOT EXISTS memory_vector_indexes (
+    name     text PRIMARY KEY,                   -- the Milvus collection
+    embedder text NOT NULL,
+    built_at timestamptz NOT NULL
+);
+
+-- Migrations of databases made by earlier versions.
+-- The embedder (name@dimension) that made each stored vector; NULL: made before it was
+-- recorded. Rows of another embedder are re-embedded from their text at start-up.
+ALTER TABLE memory_items ADD COLUMN IF NOT EXISTS embedder text;
+ALTER TABLE memory_sessions ADD COLUMN IF NOT EXISTS embedder text;
+ALTER TABLE memory_chats ADD COLUMN IF NOT EXISTS embedding real[];  -- of `summary`
+ALTER TABLE memory_chats ADD COLUMN IF NOT EXISTS embedder text;
+-- `new_items` was written, never read (the length of `pending` triggers consolidation).
+ALTER TABLE memory_users DROP COLUMN IF EXISTS new_items;

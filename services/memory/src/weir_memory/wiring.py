@@ -2,6 +2,8 @@
 
 Long-term memory is built in a start-up hook, because choosing its embedder needs a probe:
 when no embedding model answers, term-frequency vectors take over (seed 000's fallback).
+Before it takes a turn, every stored vector is brought to the chosen embedder and the index
+is rebuilt from PostgreSQL when it may hold anything else (`reembed`).
 """
 
 from __future__ import annotations
@@ -26,13 +28,16 @@ from .longterm.models import Clock
 from .longterm.policy import Policy
 from .longterm.profile import Profile
 from .longterm.profile_store import ProfileStore
-from .longterm.semantic import SemanticMemory, record_of
+from .longterm.semantic import SemanticMemory
 from .longterm.store import ItemStore
 from .longterm.vectors import Similarity, TermFrequencyEmbedder, floor_for
+from .reembed import VectorUpkeep
 from .repository import InMemoryShortTermStore, RedisShortTermStore, ShortTermStore
 from .sessions.service import SessionMemory
 from .sessions.store import SessionStore
+from .sessions.vector_keeper import ChatVectorKeeper
 from .settings import MemorySettings
+from .vector_rows import VectorRows, embedder_tag
 
 log = structlog.get_logger(__name__)
 
@@ -96,26 +101,38 @@ class LongTermWiring:
     _db: Database | None = None
     _index: VectorIndex | None = None
 
+    @property
+    def index(self) -> VectorIndex:
+        """The open vector index."""
+        if self._index is None:
+            raise RuntimeError("LongTermWiring.open() was not called")
+        return self._index
+
     async def open(self) -> LongTermMemory:
-        """Connect PostgreSQL and the index, choose the embedder, build the memory."""
+        """Connect PostgreSQL and the index, choose the embedder, align the stored vectors
+        with it, build the memory."""
         s = self.settings
         self._db = Database(s.database_url)
         await self._db.open()
         await self.flash.warm()
         chosen = self.embedder or await choose_embedder(s)
-        self._index = make_index(s)
-        await self._index.open(await chosen.probe())
+        dimension = await chosen.probe()
+        tag = embedder_tag(chosen.name, dimension)
+        self._index = index = make_index(s)
+        await index.open(dimension)
+        durable = index.collection if isinstance(index, MilvusVectorIndex) else None
+        await VectorUpkeep(self._db, VectorRows(self._db, tag, dimension), chosen, index,
+                           durable).run()  # fmt: skip
         similarity = Similarity(floor_for(chosen.name, s.similarity_floor))
-        items = ItemStore(self._db)
         semantic = SemanticMemory(
-            items, self._index, chosen, similarity, Policy.from_settings(s), self.clock
-        )
-        if isinstance(self._index, InMemoryVectorIndex):  # nothing survives a restart there
-            await self._index.upsert([record_of(i) for i in await items.every_item()])
+            ItemStore(self._db, tag), index, chosen, similarity, Policy.from_settings(s),
+            self.clock,
+        )  # fmt: skip
+        sessions = SessionStore(self._db, tag)
         self.memory = LongTermMemory(
             semantic=semantic,
             profile=Profile(ProfileStore(self._db)),
-            sessions=SessionMemory(SessionStore(self._db), self._index, similarity),
+            sessions=SessionMemory(sessions, ChatVectorKeeper(index, sessions), similarity),
             ledger=Ledger(self._db),
             analyzer=Analyzer(self.flash),
             recall=RecallSettings(
@@ -123,7 +140,7 @@ class LongTermWiring:
             ),
             clock=self.clock,
         )
-        log.info("memory.long_term.opened", embedder=chosen.name, floor=similarity.floor,
+        log.info("memory.long_term.opened", embedder=tag, floor=similarity.floor,
                  vectors=s.vector_backend, model=self.flash.available)  # fmt: skip
         return self.memory
 

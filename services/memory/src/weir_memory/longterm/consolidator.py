@@ -58,7 +58,8 @@ class Consolidator:
             user_id, now, policy.expiry_days, policy.expiry_importance
         )
         await memory.index.delete(user_id, expired)
-        await self._ledger.consolidated(user_id, now)
+        done = candidates if candidates is not None else [i.id for i in pool]
+        await self._ledger.consolidated(user_id, done, now)
         report = Report(decayed, len(plan.updated), len(plan.deleted), len(expired))
         log.info("memory.consolidated", user_id=user_id, full=candidates is None,
                  decayed=report.decayed, merged=report.merged, deleted=report.deleted,

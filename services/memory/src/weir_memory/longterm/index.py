@@ -2,7 +2,8 @@
 
 Every record belongs to one user and every search names that user: isolation is part of the
 interface, not a filter a caller might forget. `kind` separates semantic and episodic
-memories, chats and session summaries (seed 001) in one index.
+memories, chats and session summaries (seed 001) in one index. An index holds vectors of one
+dimension, the one it was opened for: a vector of another size is refused, loudly.
 """
 
 from __future__ import annotations
@@ -37,6 +38,12 @@ class VectorHit:
     cosine: float
 
 
+def check_dimension(expected: int | None, vector: Sequence[float]) -> None:
+    """Raise `ValueError` when `vector` is not of the index's dimension (None: not opened)."""
+    if expected is not None and len(vector) != expected:
+        raise ValueError(f"a vector of dimension {len(vector)} for an index of {expected}")
+
+
 class VectorIndex(Protocol):
     """Nearest-neighbour search over unit vectors, always within one user's records."""
 
@@ -46,6 +53,10 @@ class VectorIndex(Protocol):
 
     async def close(self) -> None:
         """Release connections."""
+        ...
+
+    async def reset(self) -> None:
+        """Delete every record of every user (before a rebuild from PostgreSQL)."""
         ...
 
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
@@ -77,15 +88,23 @@ class InMemoryVectorIndex:
 
     def __init__(self) -> None:
         self._records: dict[str, VectorRecord] = {}
+        self._dimension: int | None = None
 
     async def open(self, dimension: int) -> None:
-        """Nothing to connect."""
+        """Nothing to connect; remember the dimension."""
+        self._dimension = dimension
 
     async def close(self) -> None:
         """Nothing to release."""
 
+    async def reset(self) -> None:
+        """Forget every record."""
+        self._records.clear()
+
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
         """Insert or replace by id."""
+        for record in records:
+            check_dimension(self._dimension, record.vector)
         for record in records:
             self._records[record.id] = record
 
@@ -110,6 +129,7 @@ class InMemoryVectorIndex:
         session_id: str | None = None,
     ) -> list[VectorHit]:
         """Exact search by cosine (vectors are unit length)."""
+        check_dimension(self._dimension, vector)
         pool = [
             r
             for r in self._records.values()

@@ -49,35 +49,34 @@ class Ledger:
         """Note new or changed memories since the last consolidation; returns all of them."""
         async with self._db.connection() as conn:
             pending = await conn.fetchval(
-                "INSERT INTO memory_users (user_id, new_items, pending) VALUES ($1, $2, $3)"
-                " ON CONFLICT (user_id) DO UPDATE SET new_items = memory_users.new_items + $2,"
-                "  pending = memory_users.pending || $3 RETURNING pending",
+                "INSERT INTO memory_users (user_id, pending) VALUES ($1, $2)"
+                " ON CONFLICT (user_id) DO UPDATE SET pending = memory_users.pending || $2"
+                " RETURNING pending",
                 user_id,
-                len(ids),
                 list(ids),
             )
         return list(dict.fromkeys(pending))
 
-    async def consolidated(self, user_id: str, now: datetime) -> None:
-        """Reset the counter and the candidates after a consolidation."""
+    async def consolidated(self, user_id: str, done: Sequence[str], now: datetime) -> None:
+        """After a consolidation: drop the candidates it handled (`done`) from the pending
+        ones; ids noted while it ran stay for the next."""
         async with self._db.connection() as conn:
             await conn.execute(
-                "INSERT INTO memory_users (user_id, new_items, consolidated_at) VALUES ($1, 0, $2)"
-                " ON CONFLICT (user_id) DO UPDATE SET new_items = 0, pending = '{}',"
-                "  consolidated_at = $2",
+                "INSERT INTO memory_users (user_id, consolidated_at) VALUES ($1, $3)"
+                " ON CONFLICT (user_id) DO UPDATE SET consolidated_at = $3,"
+                "  pending = ARRAY(SELECT p FROM unnest(memory_users.pending)"
+                "   WITH ORDINALITY AS t(p, n) WHERE p <> ALL($2::text[]) ORDER BY n)",
                 user_id,
+                list(done),
                 now,
             )
 
     @asynccontextmanager
     async def user_lock(self, user_id: str) -> AsyncIterator[None]:
-        """Hold a lock on one user across replicas (one consolidation at a time)."""
-        async with self._db.connection() as conn:
-            await conn.execute("SELECT pg_advisory_lock(hashtext($1))", f"memory:{user_id}")
-            try:
-                yield
-            finally:
-                await conn.execute("SELECT pg_advisory_unlock(hashtext($1))", f"memory:{user_id}")
+        """Hold a lock on one user across replicas (one consolidation at a time). The lock
+        does not take a connection of the pool the consolidation itself draws from."""
+        async with self._db.advisory_lock(f"memory:{user_id}"):
+            yield
 
     async def due(self, now: datetime, interval_s: float, limit: int = 100) -> list[str]:
         """Users not consolidated for `interval_s` seconds (oldest first)."""

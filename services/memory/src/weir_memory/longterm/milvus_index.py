@@ -6,6 +6,11 @@ RPC the Lite server does not implement), so the synchronous client runs in worke
 Milvus searches rows not yet flushed (its growing segment) by a slow scan: on Milvus Lite,
 ~300 ms at 10k rows against ~17 ms once flushed (measured). So after every `flush_every`
 written rows a flush runs in the background, off the write path.
+
+Collections are created, and searched, with Strong consistency: Milvus's default (Bounded)
+may serve a search from a view seconds old, and store-time dedup must see a memory written
+or deleted a moment before, by this replica or another. (Milvus Lite is always strong;
+Milvus standalone and distributed are not.)
 """
 
 from __future__ import annotations
@@ -19,10 +24,11 @@ from typing import Any, TypeVar
 import structlog
 
 from ..repository import StoreError
-from .index import Kind, VectorHit, VectorRecord
+from .index import Kind, VectorHit, VectorRecord, check_dimension
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
+CONSISTENCY = "Strong"
 
 
 class VectorIndexError(StoreError):
@@ -60,6 +66,7 @@ class MilvusVectorIndex:
         self._unflushed = 0
         self._flushing: asyncio.Task[None] | None = None
         self._client: Any = None
+        self._dimension: int | None = None
         self.collection = ""
 
     async def _run(self, fn: Callable[[], T]) -> T:
@@ -73,19 +80,31 @@ class MilvusVectorIndex:
         from pymilvus import MilvusClient  # noqa: PLC0415 - ~3 s import, only when used
 
         self.collection = f"{self._prefix}_{dimension}"
+        self._dimension = dimension
         self._client = await self._run(lambda: MilvusClient(uri=self._uri, timeout=self._timeout))
-        if not await self._run(lambda: self._client.has_collection(self.collection)):
-            try:
-                await self._run(lambda: self._create(dimension))
-            except VectorIndexError:  # another replica created it at the same moment
-                if not await self._run(lambda: self._client.has_collection(self.collection)):
-                    raise
+        await self._ensure()
         await self._background_flush()  # rows a previous process left; best effort
         log.info("memory.vectors.opened", uri=self._uri, collection=self.collection)
 
-    def _create(self, dimension: int) -> None:
+    async def _ensure(self) -> None:
+        """Create the collection if it is missing."""
+        if not await self._run(lambda: self._client.has_collection(self.collection)):
+            try:
+                await self._run(self._create)
+            except VectorIndexError:  # another replica created it at the same moment
+                if not await self._run(lambda: self._client.has_collection(self.collection)):
+                    raise
+
+    async def reset(self) -> None:
+        """Drop the collection and create it empty."""
+        await self._run(lambda: self._client.drop_collection(self.collection))
+        self._unflushed = 0
+        await self._ensure()
+
+    def _create(self) -> None:
         from pymilvus import DataType, MilvusClient  # noqa: PLC0415
 
+        dimension = self._dimension
         schema = MilvusClient.create_schema(auto_id=False)
         schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=128)
         schema.add_field("user_id", DataType.VARCHAR, max_length=256)
@@ -94,7 +113,9 @@ class MilvusVectorIndex:
         schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dimension)
         params = MilvusClient.prepare_index_params()
         params.add_index(field_name="vector", index_type="FLAT", metric_type="COSINE")
-        self._client.create_collection(self.collection, schema=schema, index_params=params)
+        self._client.create_collection(
+            self.collection, schema=schema, index_params=params, consistency_level=CONSISTENCY
+        )
 
     async def flush(self) -> None:
         """Seal what was written, so searches use the index instead of a scan."""
@@ -126,6 +147,8 @@ class MilvusVectorIndex:
         """Insert or replace records by id."""
         if not records:
             return
+        for record in records:
+            check_dimension(self._dimension, record.vector)
         rows = [
             {"id": r.id, "user_id": r.user_id, "kind": r.kind, "session_id": r.session_id,
              "vector": r.vector}
@@ -154,6 +177,7 @@ class MilvusVectorIndex:
         session_id: str | None = None,
     ) -> list[VectorHit]:
         """The user's nearest records; Milvus's COSINE distance is the similarity."""
+        check_dimension(self._dimension, vector)
         expr = _where(user_id, kinds, session_id)
         result = await self._run(
             lambda: self._client.search(
@@ -162,6 +186,7 @@ class MilvusVectorIndex:
                 filter=expr,
                 limit=limit,
                 output_fields=["session_id"],
+                consistency_level=CONSISTENCY,  # also for collections made before it was set
             )
         )
         hits = result[0] if result else []

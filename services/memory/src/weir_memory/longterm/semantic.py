@@ -85,9 +85,13 @@ class SemanticMemory:
         kind: Kind = "episodic" if analysis.layer is Layer.EPISODIC else "semantic"
         hits = await self.index.search(user_id, [kind], vec, 1)
         if hits and self.similarity.calibrate(hits[0].cosine) >= self.policy.dedup:
-            await self.items.reinforce(user_id, hits[0].id, analysis.importance, now=at, runs=runs)
-            log.info("memory.reinforced", user_id=user_id, id=hits[0].id, runs=list(runs))
-            return Stored("reinforced", hits[0].id)
+            hit = hits[0].id
+            if await self.items.reinforce(user_id, hit, analysis.importance, now=at, runs=runs):
+                log.info("memory.reinforced", user_id=user_id, id=hit, runs=list(runs))
+                return Stored("reinforced", hit)
+            # a vector whose row is gone (its delete from the index failed): drop it, store anew
+            log.warning("memory.vectors.stale", user_id=user_id, id=hit)
+            await self.index.delete(user_id, [hit])
         item = MemoryItem(
             id=new_id or uuid.uuid4().hex,
             user_id=user_id,

@@ -1,6 +1,8 @@
-"""PostgreSQL storage of long-term memory: items (semantic, episodic), consolidation state.
+"""PostgreSQL storage of long-term memory: items (semantic, episodic).
 
-Every statement names the user: no query can return another user's rows.
+Every statement names the user: no query can return another user's rows. Each row records
+the embedder that made its vector; a read of vectors returns only rows of this process's
+embedder, so vectors of two embedders never meet in one computation.
 """
 
 from __future__ import annotations
@@ -49,18 +51,25 @@ def _values(item: MemoryItem) -> tuple[object, ...]:
 
 
 class ItemStore:
-    """Memory items of every user, in `memory_items`."""
+    """Memory items of every user, in `memory_items`, with vectors made by `embedder` (its
+    tag: name@dimension)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, embedder: str) -> None:
         self._db = db
+        self.embedder = embedder
+
+    def _only(self, vectors: bool) -> str | None:
+        """The embedder a read must match: with vectors, this one; without, any."""
+        return self.embedder if vectors else None
 
     async def insert(self, item: MemoryItem) -> bool:
         """Store a new item; False when its id exists (a redelivered turn)."""
         async with self._db.connection() as conn:
             status = await conn.execute(
-                f"INSERT INTO memory_items ({_ITEM_COLUMNS}) VALUES"  # noqa: S608 - constant
-                " ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14) ON CONFLICT (id) DO NOTHING",
+                f"INSERT INTO memory_items ({_ITEM_COLUMNS}, embedder) VALUES"  # noqa: S608
+                " ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15) ON CONFLICT (id) DO NOTHING",
                 *_values(item),
+                self.embedder,
             )
         return bool(status.endswith(" 1"))
 
@@ -71,9 +80,11 @@ class ItemStore:
         columns = _ITEM_COLUMNS if vectors else _NO_VECTOR
         async with self._db.connection() as conn:
             rows = await conn.fetch(
-                f"SELECT {columns} FROM memory_items WHERE user_id = $1 AND id = ANY($2)",  # noqa: S608
+                f"SELECT {columns} FROM memory_items WHERE user_id = $1 AND id = ANY($2)"  # noqa: S608
+                " AND ($3::text IS NULL OR embedder = $3)",
                 user_id,
                 list(ids),
+                self._only(vectors),
             )
         return [to_item(r) for r in rows]
 
@@ -85,10 +96,12 @@ class ItemStore:
         async with self._db.connection() as conn:
             rows = await conn.fetch(
                 f"SELECT {columns} FROM memory_items WHERE user_id = $1"  # noqa: S608
-                " AND ($2::text IS NULL OR layer = $2) ORDER BY created_at DESC, id LIMIT $3",
+                " AND ($2::text IS NULL OR layer = $2) AND ($4::text IS NULL OR embedder = $4)"
+                " ORDER BY created_at DESC, id LIMIT $3",
                 user_id,
                 layer.value if layer else None,
                 limit,
+                self._only(vectors),
             )
         return [to_item(r) for r in rows]
 
@@ -112,11 +125,11 @@ class ItemStore:
         now: datetime,
         runs: Sequence[str],
         boost: float = 0.05,
-    ) -> None:
+    ) -> bool:
         """A repeated memory: raise its importance (the higher of both, plus `boost`), touch
-        it, add the turns it came from."""
+        it, add the turns it came from; False when the user has no such item."""
         async with self._db.connection() as conn:
-            await conn.execute(
+            status = await conn.execute(
                 "UPDATE memory_items SET importance = least(1.0, greatest(importance, $3) + $6),"
                 " last_accessed = greatest(last_accessed, $4),"
                 " source_runs = ARRAY(SELECT DISTINCT unnest(source_runs || $5::text[]))"
@@ -128,6 +141,7 @@ class ItemStore:
                 list(runs),
                 boost,
             )
+        return bool(status.endswith(" 1"))
 
     async def decay(self, user_id: str, now: datetime, rate: float) -> int:
         """Importance × rate per whole day since the last decay; returns rows changed."""
@@ -164,10 +178,10 @@ class ItemStore:
             for item in updated:
                 await conn.execute(
                     "UPDATE memory_items SET content = $3, importance = $4, embedding = $5,"
-                    " source_runs = $6, created_at = $7, last_accessed = $8"
+                    " source_runs = $6, created_at = $7, last_accessed = $8, embedder = $9"
                     " WHERE user_id = $1 AND id = $2",
                     user_id, item.id, item.content, item.importance, item.embedding,
-                    item.source_runs, item.created_at, item.last_accessed,
+                    item.source_runs, item.created_at, item.last_accessed, self.embedder,
                 )  # fmt: skip
             if deleted:
                 await conn.execute(
@@ -186,12 +200,6 @@ class ItemStore:
                 item_id,
             )
         return bool(status.endswith(" 1"))
-
-    async def every_item(self) -> list[MemoryItem]:
-        """All items of all users, with vectors (to rebuild an in-process index)."""
-        async with self._db.connection() as conn:
-            rows = await conn.fetch(f"SELECT {_ITEM_COLUMNS} FROM memory_items")  # noqa: S608
-        return [to_item(r) for r in rows]
 
     async def count(self, user_id: str) -> int:
         """How many items the user has."""

@@ -1,4 +1,9 @@
-"""PostgreSQL storage of sessions and their chats (seed 001's `sessions` and `chats`)."""
+"""PostgreSQL storage of sessions and their chats (seed 001's `sessions` and `chats`).
+
+Like seed 001's `summary_embedding` columns, each chat keeps the vector of its summary and
+each session the sum of its chats' vectors, with the embedder (name@dimension) that made
+them; a session's sum made by another embedder reads as empty, never as a vector to add to.
+"""
 
 from __future__ import annotations
 
@@ -39,14 +44,15 @@ class Chat:
     created_at: datetime
 
 
-def _session(row: asyncpg.Record) -> Session:
+def _session(row: asyncpg.Record, embedder: str) -> Session:
+    own = row["embedder"] == embedder
     return Session(
         id=row["id"],
         conversation_id=row["conversation_id"],
         user_id=row["user_id"],
         title=row["title"],
         summary=row["summary"],
-        embedding_sum=list(row["embedding_sum"] or []),
+        embedding_sum=list(row["embedding_sum"] or []) if own else [],
         chat_count=row["chat_count"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
@@ -66,15 +72,17 @@ def _chat(row: asyncpg.Record) -> Chat:
 
 
 _SESSION = "id, conversation_id, user_id, title, summary, embedding_sum, chat_count, created_at,"
-_SESSION += " updated_at"
+_SESSION += " updated_at, embedder"
 _CHAT = "id, run_id, conversation_id, user_input, ai_reply, summary, created_at"
 
 
 class SessionStore:
-    """`memory_sessions` and `memory_chats`; every query names the user."""
+    """`memory_sessions` and `memory_chats`, with vectors made by `embedder` (its tag:
+    name@dimension); every query names the user."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, embedder: str) -> None:
         self._db = db
+        self.embedder = embedder
 
     async def add_chat(self, user_id: str, chat: Chat) -> bool:
         """Store a chat; False when its run was stored before."""
@@ -87,17 +95,27 @@ class SessionStore:
             )  # fmt: skip
         return bool(status.endswith(" 1"))
 
+    async def keep_chat_vectors(self, vectors: Sequence[tuple[str, str, list[float]]]) -> None:
+        """Store the vectors of chats, as (user id, run id, vector of the chat's summary)."""
+        async with self._db.connection() as conn:
+            await conn.executemany(
+                "UPDATE memory_chats SET embedding = $3, embedder = $4"
+                " WHERE user_id = $1 AND run_id = $2",
+                [(user, run, vector, self.embedder) for user, run, vector in vectors],
+            )
+
     async def save(self, session: Session) -> None:
         """Insert or update a session."""
         async with self._db.connection() as conn:
             await conn.execute(
                 "INSERT INTO memory_sessions (conversation_id, user_id, title, summary,"
-                " embedding_sum, chat_count, created_at, updated_at)"
-                " VALUES ($1,$2,$3,$4,$5,$6,$7,$8) ON CONFLICT (user_id, conversation_id) DO UPDATE"
-                " SET title = $3, summary = $4, embedding_sum = $5, chat_count = $6,"
-                " updated_at = $8",
+                " embedding_sum, chat_count, created_at, updated_at, embedder)"
+                " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9) ON CONFLICT (user_id, conversation_id)"
+                " DO UPDATE SET title = $3, summary = $4, embedding_sum = $5, chat_count = $6,"
+                " updated_at = $8, embedder = $9",
                 session.conversation_id, session.user_id, session.title, session.summary,
                 session.embedding_sum, session.chat_count, session.created_at, session.updated_at,
+                self.embedder,
             )  # fmt: skip
 
     async def get(self, user_id: str, conversation_id: str) -> Session | None:
@@ -109,7 +127,7 @@ class SessionStore:
                 user_id,
                 conversation_id,
             )
-        return _session(row) if row else None
+        return _session(row, self.embedder) if row else None
 
     async def of_user(
         self, user_id: str, limit: int = 50, since: datetime | None = None
@@ -124,7 +142,7 @@ class SessionStore:
                 since,
                 limit,
             )
-        return [_session(r) for r in rows]
+        return [_session(r, self.embedder) for r in rows]
 
     async def chats(
         self,

@@ -1,0 +1,56 @@
+"""Consolidation bookkeeping on PostgreSQL: the per-user lock under load, pending candidates."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+import pytest
+
+from weir_memory.longterm.models import Analysis, Category
+
+if TYPE_CHECKING:
+    from weir_memory.long_term import LongTermMemory
+
+    from .conftest import WallClock
+
+pytestmark = pytest.mark.integration
+POOL_SIZE = 8  # the pool `Database` opens by default
+TIMEOUT_S = 60.0
+
+
+async def store(memory: LongTermMemory, user: str, text: str, wall: WallClock) -> str:
+    fact = Analysis(importance=0.7, category=Category.PREFERENCE, content=text)
+    stored = await memory.semantic.store(user, fact, runs=[f"run-{text}"], at=wall.now)
+    assert stored.id is not None
+    return stored.id
+
+
+async def test_more_concurrent_consolidations_than_pooled_connections_all_finish(
+    long_term: LongTermMemory, user: str, wall: WallClock
+) -> None:
+    users = [f"{user}-{n}" for n in range(POOL_SIZE + 4)]
+    for who in users:
+        for text in ("I like green tea.", "I drink green tea every morning."):
+            await store(long_term, who, text, wall)
+    wall.advance(days=2)
+    reports = await asyncio.wait_for(
+        asyncio.gather(*(long_term.consolidator.run(who) for who in users)), TIMEOUT_S
+    )
+    assert [r.decayed for r in reports] == [2] * len(users)
+
+
+async def test_memories_noted_while_a_consolidation_runs_stay_pending(
+    long_term: LongTermMemory, user: str, wall: WallClock
+) -> None:
+    ledger = long_term.ledger
+    texts = ("I own a red bike.", "I cook pasta on Fridays.")
+    first = [await store(long_term, user, text, wall) for text in texts]
+    candidates = await ledger.add_new_items(user, first)
+    async with ledger.user_lock(user):  # another replica's run holds the user for a moment
+        running = asyncio.create_task(long_term.consolidator.run(user, candidates))
+        await asyncio.sleep(0.2)
+        later = await store(long_term, user, "My sister lives in Porto.", wall)
+        assert await ledger.add_new_items(user, [later]) == [*first, later]
+    await asyncio.wait_for(running, TIMEOUT_S)
+    assert await ledger.add_new_items(user, []) == [later]
