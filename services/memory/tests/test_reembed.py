@@ -12,6 +12,7 @@ from weir_common.events import Turn
 from weir_memory.flash import Flash
 from weir_memory.longterm.models import Analysis, Category
 from weir_memory.longterm.vectors import TermFrequencyEmbedder
+from weir_memory.reembed import FallbackReembedError
 from weir_memory.sessions.service import chat_key, session_key
 from weir_memory.settings import MemorySettings
 from weir_memory.wiring import LongTermWiring
@@ -257,3 +258,24 @@ async def test_rows_another_replica_writes_with_another_embedder_are_never_mixed
         assert {"tf1", stored.id} <= {i.id for i in await memory.semantic.items.of_user(user)}
     finally:
         await wiring.close()
+
+
+async def test_the_automatic_fallback_never_re_embeds_a_store_the_model_filled(
+    fresh_settings: MemorySettings, user: str, wall: WallClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = LongTermWiring(fresh_settings, Flash(None), wall)
+    memory = await first.open()
+    fact = Analysis(importance=0.8, category=Category.IDENTITY, content="My name is Alice.")
+    await memory.semantic.store(user, fact, runs=["r-name"], at=wall.now)
+    await first.close()
+    made_by = await embedders(fresh_settings.database_url)
+
+    # the configured model is down at the next start (nothing listens on port 9 here)
+    monkeypatch.setenv("EMBEDDING_MODEL", "openai/text-embedding-3-small")
+    monkeypatch.setenv("EMBEDDING_API_BASE", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("EMBEDDING_TIMEOUT_S", "2")
+    down = LongTermWiring(fresh_settings, Flash(None), wall)
+    with pytest.raises(FallbackReembedError, match="not re-embedding"):
+        await down.open()
+    await down.close()
+    assert await embedders(fresh_settings.database_url) == made_by  # nothing was rewritten

@@ -20,6 +20,7 @@ from . import handlers
 from .admin import MemoryAdmin
 from .api import make_router
 from .longterm.models import Clock, utc_now
+from .reembed import FallbackReembedError
 from .service import MemoryService
 from .settings import MemorySettings
 from .summary import Summarizer
@@ -116,7 +117,11 @@ def create_app(
     schedule = Schedule(memory, settings.consolidate_interval_s)
 
     async def open_long_term() -> None:
-        memory.long_term = await long_term.open()
+        try:
+            memory.long_term = await long_term.open()
+        except FallbackReembedError as exc:  # degrade to short-term memory, loudly
+            log.error("memory.long_term.unavailable", reason=str(exc))  # noqa: TRY400 - one line
+            await long_term.close()
 
     hooks = [open_long_term, schedule.start] if settings.long_term else []
     app = service_app(

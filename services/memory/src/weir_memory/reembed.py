@@ -30,6 +30,11 @@ LOAD_PAGE = 1000
 _LOCK = "memory-upkeep:vectors"
 
 
+class FallbackReembedError(RuntimeError):
+    """The configured embedder is down and the store holds its vectors: falling back would
+    re-embed them all into term-frequency vectors (and back again once it returns)."""
+
+
 @dataclass
 class VectorUpkeep:
     """Bring the stored vectors and the index to `embedder` (tagged in `rows`).
@@ -43,6 +48,7 @@ class VectorUpkeep:
     embedder: Embedder
     index: VectorIndex
     index_name: str | None
+    may_reembed: bool = True  # False for the automatic fallback: never re-embed for it
 
     async def run(self) -> None:
         """Adopt untagged vectors, re-embed foreign ones, rebuild the index if needed."""
@@ -52,6 +58,13 @@ class VectorUpkeep:
             if adopted:
                 log.info("memory.vectors.adopted", rows=adopted, embedder=self.rows.embedder)
             if any(foreign.values()):
+                missing = await self.rows.chats_without_vectors()
+                if not self.may_reembed and sum(foreign.values()) > missing:
+                    raise FallbackReembedError(
+                        f"the embedding model is unavailable and {sum(foreign.values())}"
+                        f" stored rows hold its vectors; not re-embedding them into"
+                        f" {self.rows.embedder} (set EMBEDDER=tf to switch on purpose)"
+                    )
                 await self._reembed(foreign)
             if self.index_name is None or not await self.rows.index_built(self.index_name):
                 await self._rebuild()

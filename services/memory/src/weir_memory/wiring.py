@@ -68,18 +68,19 @@ def make_flash(settings: MemorySettings) -> Flash:
     return Flash(llm, settings.memory_llm_timeout_s)
 
 
-async def choose_embedder(settings: MemorySettings) -> Embedder:
-    """The configured embedder if it answers, else term-frequency vectors."""
+async def choose_embedder(settings: MemorySettings) -> tuple[Embedder, bool]:
+    """The configured embedder if it answers, else term-frequency vectors; True when that
+    is the fallback rather than the configuration."""
     if settings.embedder == "tf":
-        return TermFrequencyEmbedder()
+        return TermFrequencyEmbedder(), False
     embedder = make_embedder()
     try:
         await embedder.probe()
     except Exception as exc:  # any failure of the model means: fall back, loudly
         log.warning("memory.embedder.unavailable", embedder=embedder.name, error=str(exc),
                     fallback=TermFrequencyEmbedder.name)  # fmt: skip
-        return TermFrequencyEmbedder()
-    return embedder
+        return TermFrequencyEmbedder(), True
+    return embedder, False
 
 
 def make_index(settings: MemorySettings) -> VectorIndex:
@@ -115,14 +116,14 @@ class LongTermWiring:
         self._db = Database(s.database_url)
         await self._db.open()
         await self.flash.warm()
-        chosen = self.embedder or await choose_embedder(s)
+        chosen, fallback = (self.embedder, False) if self.embedder else await choose_embedder(s)
         dimension = await chosen.probe()
         tag = embedder_tag(chosen.name, dimension)
         self._index = index = make_index(s)
         await index.open(dimension)
         durable = index.collection if isinstance(index, MilvusVectorIndex) else None
         await VectorUpkeep(self._db, VectorRows(self._db, tag, dimension), chosen, index,
-                           durable).run()  # fmt: skip
+                           durable, may_reembed=not fallback).run()  # fmt: skip
         similarity = Similarity(floor_for(chosen.name, s.similarity_floor))
         semantic = SemanticMemory(
             ItemStore(self._db, tag), index, chosen, similarity, Policy.from_settings(s),
@@ -145,8 +146,10 @@ class LongTermWiring:
         return self.memory
 
     async def close(self) -> None:
-        """Close the index and the pool."""
-        if self._index is not None:
-            await self._index.close()
-        if self._db is not None:
-            await self._db.close()
+        """Close the index and the pool (again: nothing to do)."""
+        index, self._index = self._index, None
+        db, self._db = self._db, None
+        if index is not None:
+            await index.close()
+        if db is not None:
+            await db.close()

@@ -23,6 +23,8 @@ from typing import Any, TypeVar
 
 import structlog
 
+from weir_common.engines import MILVUS_GRPC_OPTIONS
+
 from ..repository import StoreError
 from .index import Kind, VectorHit, VectorRecord, check_dimension
 
@@ -81,7 +83,11 @@ class MilvusVectorIndex:
 
         self.collection = f"{self._prefix}_{dimension}"
         self._dimension = dimension
-        self._client = await self._run(lambda: MilvusClient(uri=self._uri, timeout=self._timeout))
+        self._client = await self._run(
+            lambda: MilvusClient(
+                uri=self._uri, timeout=self._timeout, grpc_options=MILVUS_GRPC_OPTIONS
+            )
+        )
         await self._ensure()
         await self._background_flush()  # rows a previous process left; best effort
         log.info("memory.vectors.opened", uri=self._uri, collection=self.collection)
