@@ -154,6 +154,7 @@ async def ask(lt: LongTermMemory, user: str, q: Question, enc: Any) -> dict[str,
         context.render(
             preferences=found.preferences,
             memories=found.memories,
+            searched=found.searched,
             summary=None,
             recall=context.recall_block(found.recall, is_chinese(q.text)),
             chinese=False,

@@ -107,7 +107,10 @@ async def test_memory_api_stores_searches_exports_and_forgets(
         other = {"user_id": alice, "query": "jazz"}
         assert (await http.post("/api/memory/search", json=other)).status_code == 403
     async with offline.http("ops", role="admin") as http:
-        assert (await http.get(f"/api/memory/items/{alice}")).status_code == 200
+        semantic = (await http.get(f"/api/memory/items/{alice}?type=semantic")).json()
+        assert [m["type"] for m in semantic["memories"]] == ["semantic"], semantic
+        episodic = (await http.get(f"/api/memory/items/{alice}?type=episodic")).json()
+        assert episodic["memories"] == [], episodic
 
     async with offline.http(alice) as http:
         export = (await http.get(f"/api/memory/export/{alice}")).json()

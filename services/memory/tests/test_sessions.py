@@ -15,7 +15,9 @@ from weir_memory.repository import InMemoryShortTermStore
 from weir_memory.service import MemoryService
 from weir_memory.sessions.export import export_user, merge
 from weir_memory.sessions.recall import Focus, Scenario, detect
+from weir_memory.settings import MemorySettings
 from weir_memory.summary import Summarizer
+from weir_memory.wiring import LongTermWiring
 
 if TYPE_CHECKING:
     from weir_memory.long_term import LongTermMemory
@@ -134,6 +136,22 @@ async def test_a_close_past_chat_triggers_recall_by_similarity(
     assert "RecallTopic" in recall
     unrelated = await ask(memory, user, f"{user}-now", "Explain quantum entanglement briefly")
     assert unrelated == ""
+
+
+@pytest.mark.integration
+async def test_without_auto_recall_only_commands_and_keywords_recall(
+    memory_settings: MemorySettings, wall: WallClock, user: str
+) -> None:
+    settings = memory_settings.model_copy(update={"recall_auto": False})
+    wiring = LongTermWiring(settings, Flash(None), wall)
+    memory = service(await wiring.open())
+    try:
+        await converse(memory, user, f"{user}-garden", GARDEN)
+        now = f"{user}-now"
+        assert await ask(memory, user, now, "My tomatoes are getting yellow leaves again") == ""
+        assert "tomatoes" in await ask(memory, user, now, "/recall tomatoes")
+    finally:
+        await wiring.close()
 
 
 @pytest.mark.integration

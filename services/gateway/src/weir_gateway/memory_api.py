@@ -113,9 +113,16 @@ async def profile(
 
 
 @router.get("/items/{user_id}")
-async def items(request: Request, caller: Caller, user_id: str) -> Any:
-    """Everything remembered about the user (F38)."""
-    return await _call(request, "GET", f"/memory/items/{_seg(_owner(caller, user_id))}")
+async def items(
+    request: Request,
+    caller: Caller,
+    user_id: str,
+    type: Literal["semantic", "episodic"] | None = None,
+) -> Any:
+    """Everything remembered about the user (F38), or only memories of one type."""
+    params = {"type": type} if type else {}
+    path = f"/memory/items/{_seg(_owner(caller, user_id))}"
+    return await _call(request, "GET", path, params=params)
 
 
 @router.get("/export/{user_id}")

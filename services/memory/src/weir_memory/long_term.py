@@ -53,6 +53,7 @@ class RecallSettings:
     keywords: Sequence[str] = ()
     trigger_similarity: float = 0.7
     max_sessions: int = 5
+    auto: bool = True  # the similarity trigger; off: only `/recall` and keywords recall
 
 
 class LongTermMemory:
@@ -124,6 +125,8 @@ class LongTermMemory:
         self, user_id: str, current: str | None, query: str, vector: Vector, focus: Focus | None
     ) -> RecallResult | None:
         trigger = detect(query, self._recall.keywords, focus)
+        if trigger is None and not self._recall.auto:
+            return None
         if trigger is None:  # the third trigger: a past chat close to this message
             found = await self.sessions.topic(
                 user_id, vector, current, self._recall.max_sessions,

@@ -73,8 +73,14 @@ class MemorySettings(WeirSettings):
     consolidate_interval_s: float = Field(
         default=3600.0, gt=0, description="Scheduled consolidation of every user."
     )
+    recall_auto: bool = Field(
+        default=True, description="Recall past sessions by similarity alone (seed 001 auto_recall)."
+    )
     recall_trigger_similarity: float = Field(
         default=0.7, description="Auto recall of past sessions above this similarity (seed 001)."
+    )
+    recall_max_search_results: int = Field(
+        default=10, ge=1, description="Chats a vector search of past sessions looks at (seed 001)."
     )
     recall_keywords: list[str] = Field(
         default=["之前", "聊过", "记得", "找找", "曾经", "谈论过", "提过"],

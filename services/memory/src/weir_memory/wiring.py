@@ -133,11 +133,16 @@ class LongTermWiring:
         self.memory = LongTermMemory(
             semantic=semantic,
             profile=Profile(ProfileStore(self._db)),
-            sessions=SessionMemory(sessions, ChatVectorKeeper(index, sessions), similarity),
+            sessions=SessionMemory(
+                sessions, ChatVectorKeeper(index, sessions), similarity, s.recall_max_search_results
+            ),
             ledger=Ledger(self._db),
             analyzer=Analyzer(self.flash),
             recall=RecallSettings(
-                s.recall_keywords, s.recall_trigger_similarity, s.recall_max_sessions
+                s.recall_keywords,
+                s.recall_trigger_similarity,
+                s.recall_max_sessions,
+                auto=s.recall_auto,
             ),
             clock=self.clock,
         )

@@ -26,7 +26,6 @@ from .store import Chat, Session, SessionStore
 
 log = structlog.get_logger(__name__)
 RECENT_CHATS = 4
-TOPIC_CANDIDATES = 50
 CHATS_PER_SESSION = 3
 
 
@@ -71,10 +70,13 @@ def _group(hits: Sequence[VectorHit], max_sessions: int) -> OrderedDict[str, lis
 class SessionMemory:
     """Chats and sessions of every user; recall across them."""
 
-    def __init__(self, store: SessionStore, index: VectorIndex, similarity: Similarity) -> None:
+    def __init__(
+        self, store: SessionStore, index: VectorIndex, similarity: Similarity, search_limit: int
+    ) -> None:
         self.store = store
         self._index = index
         self._similarity = similarity
+        self._search_limit = search_limit  # seed 001's vector.max_search_results
 
     async def record(
         self, user_id: str, conversation_id: str, turn: Turn, at: datetime, vector: Vector
@@ -127,7 +129,7 @@ class SessionMemory:
     ) -> RecallResult | None:  # fmt: skip
         """RecallTopic: chats near the topic, grouped by session, the best `max_sessions`;
         None when the best chat is below `min_similarity`."""
-        hits = await self._index.search(user_id, ["chat"], vector, TOPIC_CANDIDATES)
+        hits = await self._index.search(user_id, ["chat"], vector, self._search_limit)
         hits = [h for h in hits if h.session_id != current]
         if not hits or self._similarity.calibrate(hits[0].cosine) < min_similarity:
             return None
@@ -163,7 +165,9 @@ class SessionMemory:
 
     async def within(self, user_id: str, conversation_id: str, vector: Vector) -> RecallResult:
         """RecallWithinSession: the chats of one session nearest to the question."""
-        hits = await self._index.search(user_id, ["chat"], vector, 5, session_id=conversation_id)
+        hits = await self._index.search(
+            user_id, ["chat"], vector, min(5, self._search_limit), session_id=conversation_id
+        )
         chats = await self.store.chats_by_run(user_id, [run_of(h.id) for h in hits])
         return RecallResult(
             Scenario.WITHIN,
