@@ -44,8 +44,8 @@ test-unit:  ## fast tests, no network
 test-integration:  ## real engines on loopback, Apache Kafka
 	KAFKA_IMPL=apache $(PYTEST) -m integration -q
 
-test-integration-tansu:  ## the same integration and end-to-end tests on the zero-setup broker
-	KAFKA_IMPL=tansu $(PYTEST) -m "integration or e2e" -q
+test-integration-tansu:  ## the broker-facing and end-to-end tests again on the zero-setup broker
+	KAFKA_IMPL=tansu $(PYTEST) -m "broker or e2e" -q
 
 test-e2e:  ## the whole product as separate processes over Apache Kafka
 	KAFKA_IMPL=apache $(PYTEST) -m e2e -q

@@ -17,7 +17,7 @@ from weir_common.bus.deadletter import REASON_HEADER
 from weir_common.events import ChatRequested, RouteRequested, new_id
 from weir_common.topics import Topics
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.integration, pytest.mark.broker, pytest.mark.timeout(120)]
 
 
 async def test_poison_is_parked_and_trace_context_crosses_the_hop(

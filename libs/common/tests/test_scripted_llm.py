@@ -158,6 +158,6 @@ async def test_a_rule_can_answer_only_requests_that_offer_tools(llm: ScriptedLLM
     )
     async with httpx.AsyncClient(base_url=llm.base_url) as http:
         plain = (await http.post("/chat/completions", json=chat("London?"))).json()
-        agent = (await http.post("/chat/completions", json={**chat("London?"), "tools": tools}))
+        agent = await http.post("/chat/completions", json={**chat("London?"), "tools": tools})
     assert plain["choices"][0]["message"]["content"] == "background"
     assert agent.json()["choices"][0]["message"]["content"] == "agent"

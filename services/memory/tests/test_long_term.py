@@ -14,7 +14,7 @@ from weir_common.testing.script import ScriptRule
 from weir_common.testing.scripted_llm import ScriptedLLM
 from weir_memory.flash import Flash
 from weir_memory.longterm.analyzer import Analyzer
-from weir_memory.longterm.models import Analysis, Category
+from weir_memory.longterm.models import Analysis, Category, Layer
 from weir_memory.repository import InMemoryShortTermStore
 from weir_memory.service import MemoryService
 from weir_memory.settings import MemorySettings
@@ -202,3 +202,18 @@ async def test_equal_run_and_conversation_ids_of_two_users_never_collide(
         assert found is not None
         assert found.sources == ["D1:1"]
         assert animal in "\n".join(found.lines)
+
+
+@pytest.mark.integration
+async def test_an_event_keeps_a_title_a_summary_and_the_whole_turn_as_its_detail(
+    long_term: LongTermMemory, user: str, wall: WallClock
+) -> None:
+    said = "Yesterday I went to Kyoto and visited Fushimi Inari."
+    reply = "That sounds lovely. Did you climb all the way to the top?"
+    await long_term.remember(user, "trip", Turn(run_id="r-kyoto", user=said, assistant=reply),
+                             wall.now, [])  # fmt: skip
+    [event] = await long_term.semantic.items.of_user(user, Layer.EPISODIC)
+    assert event.title
+    assert event.content == said
+    assert event.detail == f"user: {said}\nassistant: {reply}"
+    assert event.source_runs == ["r-kyoto"]

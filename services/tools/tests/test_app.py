@@ -62,6 +62,7 @@ async def _next(seen: asyncio.Queue[object], kind: type[object]) -> object:
 
 
 @pytest.mark.integration
+@pytest.mark.broker
 @pytest.mark.timeout(300)
 async def test_call_over_kafka_and_http(
     stack_env: dict[str, str], everything_stdio: Callable[[str], StdioPeer]

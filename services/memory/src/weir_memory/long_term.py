@@ -21,13 +21,13 @@ from .longterm import preferences, topics
 from .longterm.analyzer import Analyzer
 from .longterm.consolidator import Consolidator
 from .longterm.ledger import Ledger
-from .longterm.models import Clock, Vector
+from .longterm.models import Clock, Layer, Vector
 from .longterm.profile import Profile
 from .longterm.semantic import SemanticMemory, item_id
 from .longterm.vectors import is_chinese
 from .sessions.recall import Focus, RecallResult, Scenario, Trigger, detect
 from .sessions.service import SessionMemory
-from .summary import chat_summary
+from .summary import chat_summary, turn_detail
 
 log = structlog.get_logger(__name__)
 
@@ -176,6 +176,8 @@ class LongTermMemory:
         vectors = await self.embedder.embed_documents(texts)
         await self.sessions.record(user_id, conversation_id, turn, at, vectors[0])
         if worth and analysis.content:
+            if analysis.layer is Layer.EPISODIC:  # seed 002: title + summary + detail
+                analysis = replace(analysis, detail=turn_detail(turn))
             stored = await self.semantic.store(
                 user_id, analysis, runs=runs, at=at, conversation_id=conversation_id,
                 new_id=item_id(user_id, turn.run_id, analysis.layer), vector=vectors[-1],

@@ -70,6 +70,12 @@ def chat_summary(user_text: str, assistant_text: str) -> str:
     return f"{first_sentence(user_text, 200)} → {first_sentence(assistant_text, 120)}"
 
 
+def turn_detail(turn: Turn, limit: int = 2000) -> str:
+    """An event's detail (seed 002): the turn it came from, both sides, clipped."""
+    text = f"user: {turn.user.strip()}\nassistant: {turn.assistant.strip()}".strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def session_summary(title: str, recent_chats: Sequence[str]) -> str:
     """The rolling summary of a session: how it began, then its latest chats."""
     parts = [title, *[c for c in recent_chats if c != title]]

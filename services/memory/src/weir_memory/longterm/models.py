@@ -106,6 +106,7 @@ class Analysis:
     content: str = ""
     title: str = ""
     profile: dict[str, str] = field(default_factory=dict)
+    detail: str = ""  # an event's full account (the turn it came from); `content` sums it up
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,7 @@ class SemanticMemory:
             # a vector whose row is gone (its delete from the index failed): drop it, store anew
             log.warning("memory.vectors.stale", user_id=user_id, id=hit)
             await self.index.delete(user_id, [hit])
+        episodic = analysis.layer is Layer.EPISODIC
         item = MemoryItem(
             id=new_id or uuid.uuid4().hex,
             user_id=user_id,
@@ -99,7 +100,7 @@ class SemanticMemory:
             category=analysis.category,
             content=analysis.content,
             title=analysis.title,
-            detail=analysis.content if analysis.layer is Layer.EPISODIC else "",
+            detail=analysis.detail or analysis.content if episodic else "",
             importance=analysis.importance,
             embedding=vec,
             created_at=at,
