@@ -81,6 +81,27 @@ async def test_recall_scores_filters_and_touches(
     assert sum(t == wall.now for t in touched.values()) == len(found)
 
 
+async def test_only_the_memories_a_sliced_question_injects_are_touched(
+    long_term: LongTermMemory, user: str, wall: WallClock
+) -> None:
+    facts = [
+        "My daughter Emma plays the violin.", "My son Leo plays the cello.",
+        "My daughter Emma practises violin every evening.", "I play tennis every Sunday.",
+        "My tennis partner is my colleague Sam.", "I play tennis at the club near work.",
+    ]  # fmt: skip
+    for n, text in enumerate(facts):
+        await long_term.semantic.store(user, fact(text, 0.9), runs=[f"r{n}"], at=wall.now)
+    wall.advance(days=2)
+    found = await long_term.recollect(
+        user, "c", "Which instrument does Emma play? When do I play tennis?", None
+    )
+    assert len(found.memories) == 3  # the best 3 of both slices
+    touched = [
+        i for i in await long_term.semantic.items.of_user(user) if i.last_accessed == wall.now
+    ]
+    assert len(touched) == 3, [i.content for i in touched]
+
+
 async def test_a_private_read_recalls_without_touching(
     long_term: LongTermMemory, user: str, wall: WallClock
 ) -> None:

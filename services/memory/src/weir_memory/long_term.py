@@ -102,9 +102,12 @@ class LongTermMemory:
         vector = vector or await self.embedder.embed_query(query)
         selection = await topics.select(
             query, self.embedder.embed_query,
-            lambda v: self.semantic.recall(user_id, v, touch=touch), vector,
+            lambda v: self.semantic.recall(user_id, v, touch=False), vector,
             self.semantic.policy.recall_top_k,
         )  # fmt: skip
+        if touch and selection.memories:  # what is injected was accessed, not every candidate
+            ids = [r.item.id for r in selection.memories]
+            await self.semantic.items.touch(user_id, ids, self._clock())
         recall = await self._sessions(user_id, conversation_id, query, vector, focus)
         summary = await self.sessions.summary(user_id, conversation_id) if conversation_id else None
         log.info("memory.recollected", user_id=user_id, topics=len(selection.slices),
