@@ -65,13 +65,12 @@ class VectorUpkeep:
                         f" stored rows hold its vectors; not re-embedding them into"
                         f" {self.rows.embedder} (set EMBEDDER=tf to switch on purpose)"
                     )
-                await self._reembed(foreign)
+                await self._reembed(foreign, missing)
             if self.index_name is None or not await self.rows.index_built(self.index_name):
                 await self._rebuild()
 
-    async def _reembed(self, foreign: dict[str, int]) -> None:
+    async def _reembed(self, foreign: dict[str, int], missing: int) -> None:
         started = time.monotonic()
-        missing = await self.rows.chats_without_vectors()
         switched = sum(foreign.values()) > missing  # vectors of another embedder exist
         log.warning("memory.vectors.reembedding", embedder=self.rows.embedder,
                     chats_without_vector=missing, **foreign)  # fmt: skip

@@ -35,7 +35,6 @@ from .reembed import VectorUpkeep
 from .repository import InMemoryShortTermStore, RedisShortTermStore, ShortTermStore
 from .sessions.service import SessionMemory
 from .sessions.store import SessionStore
-from .sessions.vector_keeper import ChatVectorKeeper
 from .settings import MemorySettings
 from .vector_rows import VectorRows, embedder_tag
 
@@ -133,9 +132,7 @@ class LongTermWiring:
         self.memory = LongTermMemory(
             semantic=semantic,
             profile=Profile(ProfileStore(self._db)),
-            sessions=SessionMemory(
-                sessions, ChatVectorKeeper(index, sessions), similarity, s.recall_max_search_results
-            ),
+            sessions=SessionMemory(sessions, index, similarity, s.recall_max_search_results),
             ledger=Ledger(self._db),
             analyzer=Analyzer(self.flash),
             recall=RecallSettings(

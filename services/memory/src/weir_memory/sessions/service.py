@@ -115,6 +115,9 @@ class SessionMemory:
             conversation_id,
         )
         await self._index.upsert([chat_vector, session_vector])
+        # the chat's vector in PostgreSQL marks it indexed (seed 001's chats.summary_embedding):
+        # the index can be rebuilt, or a chat indexing missed be found, without the model
+        await self.store.keep_chat_vectors([(user_id, turn.run_id, vector)])
 
     async def history(self, user_id: str, current: str | None, limit: int = 10) -> RecallResult:
         """RecallHistory: the summaries of the user's other sessions, newest first."""
