@@ -4,6 +4,7 @@ exact dates and thresholds (the clock is moved by hand, never slept)."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -216,3 +217,22 @@ async def test_scheduled_consolidation_visits_users_due(
     wall.advance(hours=2)
     assert await long_term.consolidate_due(3600) >= 1
     assert user not in await long_term.ledger.due(wall.now, 3600)
+
+
+@pytest.mark.integration
+async def test_a_merge_keeps_a_write_made_after_its_plan_was_read(
+    long_term: LongTermMemory, user: str, wall: WallClock
+) -> None:
+    first = await store(long_term, user, "I work as a nurse at the city hospital.", 0.6,
+                        wall.now, "r1")  # fmt: skip
+    items = long_term.semantic.items
+    planned = (await items.get(user, [first], vectors=True))[0]
+    wall.advance(hours=1)
+    assert await items.reinforce(user, first, 0.9, now=wall.now, runs=["r2"])
+    merged = replace(planned, content="I am a nurse", source_runs=[*planned.source_runs, "r0"])
+    await items.apply_merge(user, [merged], [])
+    (now,) = await items.get(user, [first])
+    assert now.content == "I am a nurse"
+    assert sorted(now.source_runs) == ["r0", "r1", "r2"]
+    assert now.importance == pytest.approx(0.95)
+    assert now.last_accessed == wall.now

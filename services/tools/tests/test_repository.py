@@ -39,8 +39,9 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[ResultStore]:
         yield MemoryResultStore(ttl_s=60)
         return
     env: dict[str, str] = request.getfixturevalue("stack_env")
+    space = f"test:{uuid4().hex}:"
     redis_store = RedisResultStore(
-        redis_client(env["REDIS_URL"]), ttl_s=60, prefix=f"test:{uuid4().hex}:"
+        redis_client(env["REDIS_URL"]), ttl_s=60, prefix=space, marker_prefix=space + "started:"
     )
     yield redis_store
     await redis_store.close()
@@ -59,6 +60,13 @@ async def test_first_result_wins(store: ResultStore) -> None:
     stored = await store.get("k")
     assert stored is not None
     assert stored.content == "first"
+
+
+async def test_a_key_is_claimed_once_until_released(store: ResultStore) -> None:
+    assert await store.claim("k")
+    assert not await store.claim("k"), "a second process finds the call started"
+    await store.release("k")
+    assert await store.claim("k")
 
 
 @pytest.mark.unit

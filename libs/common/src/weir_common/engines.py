@@ -69,3 +69,15 @@ async def ping_milvus(uri: str) -> None:
             client.close()
 
     await asyncio.to_thread(probe)
+
+
+def milvus_not_loaded(exc: BaseException) -> bool:
+    """True when Milvus refused a call because the collection is not loaded in memory: after
+    a Milvus restart every collection comes back *released* until someone calls ``load``."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        text = str(seen).lower()
+        if "released" in text or "not loaded" in text or "load()" in text:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

@@ -8,8 +8,6 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-import structlog
-
 from weir_common.embeddings import Embedder
 from weir_common.events import (
     IngestCompleted,
@@ -23,8 +21,6 @@ from weir_common.objects import ObjectStore
 from weir_rag.index.base import DenseIndex, LexicalIndex, Scope
 from weir_rag.ingest import DocumentRecord, DocumentRegistry, ingest
 from weir_rag.retrieve.pipeline import Retriever, to_passage
-
-log = structlog.get_logger(__name__)
 
 
 @dataclass
@@ -40,7 +36,9 @@ class Knowledge:
     ingest_timeout_s: float = 600.0
 
     async def ingest(self, request: IngestRequested) -> IngestCompleted | IngestFailed:
-        """Ingest one document; never raises: every failure is an `ingest.failed` with a reason."""
+        """Ingest one document. A bad document or one over the time limit is an
+        `ingest.failed` with a reason; an engine failure (index, registry, embedder, store)
+        raises, so the bus retries the request instead of reporting a permanent failure."""
         try:
             return await asyncio.wait_for(
                 ingest(request, self.store, self.registry, self.embedder, self.dense, self.lexical),
@@ -48,9 +46,6 @@ class Knowledge:
             )
         except TimeoutError:
             reason = f"ingestion took longer than {self.ingest_timeout_s:g} s and was stopped"
-        except Exception as exc:  # an engine failed: say so, the job can resubmit
-            log.exception("ingest.crashed", document_id=request.document_id)
-            reason = f"the knowledge service could not store it: {type(exc).__name__}: {exc}"
         return IngestFailed(
             document_id=request.document_id,
             source=request.source,

@@ -77,6 +77,16 @@ async def test_upsert_replaces_and_delete_counts(
     assert {h.chunk.document_id for h in left} == {"zh", "pets"}
 
 
+async def test_delete_document_keeps_the_chunks_just_written(
+    dense_index: MilvusDenseIndex, embedder: Embedder
+) -> None:
+    await store(dense_index, embedder, CORPUS)
+    fresh = make_chunk("ops-0", "Rebooting the host clears the stuck service", document_id="ops")
+    await store(dense_index, embedder, [fresh])
+    assert await dense_index.delete_document("ops", keep=[fresh]) == 1
+    assert await dense_index.chunks_of("ops") == [fresh]
+
+
 async def test_scope_isolation(dense_index: MilvusDenseIndex, embedder: Embedder) -> None:
     await store(
         dense_index,

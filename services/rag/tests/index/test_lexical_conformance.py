@@ -52,6 +52,17 @@ async def test_delete_document_removes_only_its_chunks(lexical_index: LexicalInd
     assert await lexical_index.delete_document("never-indexed") == 0
 
 
+async def test_delete_document_keeps_the_chunks_just_written(lexical_index: LexicalIndex) -> None:
+    await lexical_index.upsert(CORPUS)
+    fresh = make_chunk("ops-0", "Rebooting the host clears the stuck service", document_id="ops")
+    moved = make_chunk("ops-1", "Volumes fill up", document_id="ops", collection="other")
+    await lexical_index.upsert([fresh, moved])
+    assert await lexical_index.delete_document("ops", keep=[fresh, moved]) == 1
+    assert await ids(lexical_index, "rebooting disk systemctl") == ["ops-0"]
+    assert await ids(lexical_index, "volumes", Scope(collection="other")) == ["ops-1"]
+    assert await ids(lexical_index, "dogs") == ["pets-0"]
+
+
 async def test_private_chunks_stay_with_their_owner(lexical_index: LexicalIndex) -> None:
     await lexical_index.upsert(
         [

@@ -34,8 +34,11 @@ class FakeDense:
         assert len(chunks) == len(vectors)
         self.chunks.update({c.chunk_id: (c, list(v)) for c, v in zip(chunks, vectors, strict=True)})
 
-    async def delete_document(self, document_id: str) -> int:
-        gone = [k for k, (c, _) in self.chunks.items() if c.document_id == document_id]
+    async def delete_document(self, document_id: str, *, keep: Sequence[Chunk] = ()) -> int:
+        kept = {c.chunk_id for c in keep}
+        gone = [
+            k for k, (c, _) in self.chunks.items() if c.document_id == document_id and k not in kept
+        ]
         for key in gone:
             del self.chunks[key]
         return len(gone)
@@ -65,8 +68,9 @@ class FakeLexical:
     async def upsert(self, chunks: Sequence[Chunk]) -> None:
         self.chunks.update({c.chunk_id: c for c in chunks})
 
-    async def delete_document(self, document_id: str) -> int:
-        gone = [k for k, c in self.chunks.items() if c.document_id == document_id]
+    async def delete_document(self, document_id: str, *, keep: Sequence[Chunk] = ()) -> int:
+        kept = {c.chunk_id for c in keep}
+        gone = [k for k, c in self.chunks.items() if c.document_id == document_id and k not in kept]
         for key in gone:
             del self.chunks[key]
         return len(gone)

@@ -40,6 +40,7 @@ class McpRoute:
     server: McpServer
     tool: str
     info: ToolInfo
+    repeatable: bool = False
 
 
 class McpManager:
@@ -101,7 +102,11 @@ class McpManager:
                     input_schema=tool.input_schema,
                     server=server.name,
                 )
-                routes[name] = McpRoute(server, tool.name, info)
+                hints = tool.annotations
+                repeatable = hints is not None and bool(
+                    hints.read_only_hint or hints.idempotent_hint
+                )
+                routes[name] = McpRoute(server, tool.name, info, repeatable)
         return routes
 
     def statuses(self) -> list[ServerStatus]:

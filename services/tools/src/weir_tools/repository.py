@@ -1,5 +1,8 @@
 """Stored call results by idempotency key, so a repeated call returns them without calling.
 
+Before a call, its key is claimed (an in-progress marker): a key claimed but without a
+result means an earlier call started and its outcome is unknown (a crash mid-call).
+
 Redis when `REDIS_URL` is set (shared by every instance, kept `ttl_s`), otherwise a bounded
 in-process LRU with the same expiry.
 """
@@ -32,6 +35,14 @@ class ResultStore(Protocol):
         """Store `outcome` under `key` unless a result is already there (the first one wins)."""
         ...
 
+    async def claim(self, key: str) -> bool:
+        """Mark a call with `key` as started; False when it was already marked."""
+        ...
+
+    async def release(self, key: str) -> None:
+        """Drop the marker of a call that did not run the tool (so a retry may call)."""
+        ...
+
     async def close(self) -> None:
         """Release connections."""
         ...
@@ -41,11 +52,17 @@ class RedisResultStore:
     """Results as JSON strings under `<prefix><key>`, expiring after `ttl_s`."""
 
     def __init__(
-        self, client: aioredis.Redis, *, ttl_s: int, prefix: str = "weir:tools:result:"
+        self,
+        client: aioredis.Redis,
+        *,
+        ttl_s: int,
+        prefix: str = "weir:tools:result:",
+        marker_prefix: str = "weir:tools:started:",
     ) -> None:
         self._client = client
         self._ttl_s = ttl_s
         self._prefix = prefix
+        self._marker_prefix = marker_prefix
 
     async def get(self, key: str) -> ToolOutcome | None:
         """The stored result, or None."""
@@ -61,6 +78,21 @@ class RedisResultStore:
             await self._client.set(
                 self._prefix + key, outcome.model_dump_json(), ex=self._ttl_s, nx=True
             )
+        except RedisError as exc:
+            raise StoreError(f"redis: {type(exc).__name__}: {exc}") from exc
+
+    async def claim(self, key: str) -> bool:
+        """SET NX of the marker, kept as long as a result would be."""
+        try:
+            made = await self._client.set(self._marker_prefix + key, b"1", ex=self._ttl_s, nx=True)
+        except RedisError as exc:
+            raise StoreError(f"redis: {type(exc).__name__}: {exc}") from exc
+        return bool(made)
+
+    async def release(self, key: str) -> None:
+        """Delete the marker."""
+        try:
+            await self._client.delete(self._marker_prefix + key)
         except RedisError as exc:
             raise StoreError(f"redis: {type(exc).__name__}: {exc}") from exc
 
@@ -90,6 +122,7 @@ class MemoryResultStore:
         self._max_keys = max_keys
         self._clock = clock
         self._items: OrderedDict[str, tuple[float, ToolOutcome]] = OrderedDict()
+        self._claims: OrderedDict[str, float] = OrderedDict()
 
     async def get(self, key: str) -> ToolOutcome | None:
         """The stored result, or None when absent or expired."""
@@ -110,6 +143,21 @@ class MemoryResultStore:
         self._items[key] = (self._clock() + self._ttl_s, outcome)
         while len(self._items) > self._max_keys:
             self._items.popitem(last=False)
+
+    async def claim(self, key: str) -> bool:
+        """Mark `key` in this process (lost on restart, like the results)."""
+        now = self._clock()
+        if self._claims.get(key, now) > now:
+            return False
+        self._claims[key] = now + self._ttl_s
+        self._claims.move_to_end(key)
+        while len(self._claims) > self._max_keys:
+            self._claims.popitem(last=False)
+        return True
+
+    async def release(self, key: str) -> None:
+        """Forget the mark."""
+        self._claims.pop(key, None)
 
     async def close(self) -> None:
         """Nothing to release."""

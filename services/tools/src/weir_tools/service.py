@@ -5,6 +5,11 @@ gets the stored result back (`replayed`), and a duplicate that arrives while the
 still running waits for it instead of calling again. Only results the tool itself gave are
 stored; failures around it (server down, time-out, unknown tool) are not, so a retry calls
 again.
+
+Across processes and restarts, a key is claimed in the store before the call. A claimed
+key without a result (another replica is calling, or one crashed mid-call) is not called
+again unless the tool is safe to repeat (built-ins, and MCP tools annotated read-only or
+idempotent): the caller gets an error observation saying the outcome is unknown.
 """
 
 from __future__ import annotations
@@ -78,6 +83,17 @@ class ToolService:
         task = self._inflight.get(idempotency_key)
         if task is not None:
             return (await asyncio.shield(task)).model_copy(update={"replayed": True})
+        if not await self._store.claim(idempotency_key):
+            stored = await self._store.get(idempotency_key)
+            if stored is not None:
+                return stored.model_copy(update={"replayed": True})
+            if not self._repeatable(tool):
+                log.warning("tool.outcome_unknown", tool=tool, key=idempotency_key)
+                return ToolOutcome.failure(
+                    f"an earlier call of {tool} with this idempotency key started but its "
+                    "outcome is unknown; it was not repeated, as the tool may not be safe to repeat"
+                )
+            log.info("tool.repeated", tool=tool, key=idempotency_key)
         task = asyncio.create_task(self._run_and_store(idempotency_key, tool, arguments, context))
         self._inflight[idempotency_key] = task
         task.add_done_callback(lambda _: self._inflight.pop(idempotency_key, None))
@@ -87,13 +103,20 @@ class ToolService:
         self, key: str, tool: str, arguments: dict[str, Any], context: CallContext
     ) -> ToolOutcome:
         outcome = await self._run(tool, arguments, context)
-        if outcome.stored:
-            try:
+        try:
+            if outcome.stored:
                 await self._store.put(key, outcome)
-            except StoreError as exc:
-                # the tool ran: its result matters more than the replay guarantee
-                log.warning("tool.result_not_stored", tool=tool, key=key, error=str(exc))
+            else:  # a failure around the tool: a retry may call
+                await self._store.release(key)
+        except StoreError as exc:
+            # the tool ran: its result matters more than the replay guarantee
+            log.warning("tool.result_not_stored", tool=tool, key=key, error=str(exc))
         return outcome
+
+    def _repeatable(self, tool: str) -> bool:
+        """Built-ins only read; MCP tools say so in their annotations."""
+        route = self._mcp.routes().get(tool)
+        return tool in self._builtins or (route is not None and route.repeatable)
 
     async def _run(self, tool: str, arguments: dict[str, Any], context: CallContext) -> ToolOutcome:
         began = time.perf_counter()

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 import structlog
 
-from weir_common.engines import MILVUS_GRPC_OPTIONS
+from weir_common.engines import MILVUS_GRPC_OPTIONS, milvus_not_loaded
 
 from ..repository import StoreError
 from .index import Kind, VectorHit, VectorRecord, check_dimension
@@ -93,13 +93,31 @@ class MilvusVectorIndex:
         log.info("memory.vectors.opened", uri=self._uri, collection=self.collection)
 
     async def _ensure(self) -> None:
-        """Create the collection if it is missing."""
+        """Create the collection if it is missing, then load it: a collection made before a
+        Milvus restart comes back released, and searching it fails until it is loaded."""
         if not await self._run(lambda: self._client.has_collection(self.collection)):
             try:
                 await self._run(self._create)
             except VectorIndexError:  # another replica created it at the same moment
                 if not await self._run(lambda: self._client.has_collection(self.collection)):
                     raise
+        await self._load()
+
+    async def _load(self) -> None:
+        await self._run(lambda: self._client.load_collection(self.collection))
+        log.info("memory.vectors.loaded", collection=self.collection)
+
+    async def _loaded(self, fn: Callable[[], T]) -> T:
+        """Run `fn`; when Milvus restarted under us and released the collection, load it
+        once and run `fn` again."""
+        try:
+            return await self._run(fn)
+        except VectorIndexError as exc:
+            if not milvus_not_loaded(exc):
+                raise
+            log.warning("memory.vectors.reloading", collection=self.collection, error=str(exc))
+            await self._load()
+            return await self._run(fn)
 
     async def reset(self) -> None:
         """Drop the collection and create it empty."""
@@ -160,7 +178,7 @@ class MilvusVectorIndex:
              "vector": r.vector}
             for r in records
         ]  # fmt: skip
-        await self._run(lambda: self._client.upsert(self.collection, rows))
+        await self._loaded(lambda: self._client.upsert(self.collection, rows))
         self._wrote(len(rows))
 
     async def delete(self, user_id: str, ids: Sequence[str]) -> None:
@@ -168,11 +186,11 @@ class MilvusVectorIndex:
         if not ids:
             return
         expr = f"{_where(user_id)} and id in [{', '.join(_quote(i) for i in ids)}]"
-        await self._run(lambda: self._client.delete(self.collection, filter=expr))
+        await self._loaded(lambda: self._client.delete(self.collection, filter=expr))
 
     async def delete_user(self, user_id: str) -> None:
         """Delete all records of a user."""
-        await self._run(lambda: self._client.delete(self.collection, filter=_where(user_id)))
+        await self._loaded(lambda: self._client.delete(self.collection, filter=_where(user_id)))
 
     async def search(
         self,
@@ -185,7 +203,7 @@ class MilvusVectorIndex:
         """The user's nearest records; Milvus's COSINE distance is the similarity."""
         check_dimension(self._dimension, vector)
         expr = _where(user_id, kinds, session_id)
-        result = await self._run(
+        result = await self._loaded(
             lambda: self._client.search(
                 self.collection,
                 data=[list(vector)],

@@ -173,12 +173,21 @@ class ItemStore:
     async def apply_merge(
         self, user_id: str, updated: Sequence[MemoryItem], deleted: Sequence[str]
     ) -> None:
-        """Persist merged items and delete the ones folded into them, in one transaction."""
+        """Persist merged items and delete the ones folded into them, in one transaction.
+
+        Writers (store's reinforce, recall's touch) do not take the consolidation's user
+        lock, so a row may have changed since the plan read it: the update merges into the
+        row as it is now (the higher importance, the later access, every source run) instead
+        of overwriting a concurrent write with the plan's older copy."""
         async with self._db.transaction() as conn:
             for item in updated:
                 await conn.execute(
-                    "UPDATE memory_items SET content = $3, importance = $4, embedding = $5,"
-                    " source_runs = $6, created_at = $7, last_accessed = $8, embedder = $9"
+                    "UPDATE memory_items SET content = $3,"
+                    " importance = greatest(importance, $4), embedding = $5,"
+                    " source_runs = ARRAY(SELECT r FROM unnest($6::text[] || source_runs)"
+                    "  WITH ORDINALITY AS t(r, n) GROUP BY r ORDER BY min(n)),"
+                    " created_at = least(created_at, $7),"
+                    " last_accessed = greatest(last_accessed, $8), embedder = $9"
                     " WHERE user_id = $1 AND id = $2",
                     user_id, item.id, item.content, item.importance, item.embedding,
                     item.source_runs, item.created_at, item.last_accessed, self.embedder,

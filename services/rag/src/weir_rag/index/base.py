@@ -59,8 +59,9 @@ class DenseIndex(Protocol):
         """Store chunks with their (normalized) vectors, replacing same ids."""
         ...
 
-    async def delete_document(self, document_id: str) -> int:
-        """Remove every chunk of a document; returns how many."""
+    async def delete_document(self, document_id: str, *, keep: Sequence[Chunk] = ()) -> int:
+        """Remove every chunk of a document except `keep` (its chunks just written, so a
+        replacement never leaves the document without chunks); returns how many."""
         ...
 
     async def search(self, vector: Sequence[float], k: int, scope: Scope) -> list[Hit]:
@@ -87,8 +88,9 @@ class LexicalIndex(Protocol):
         """Index chunks by their `semantic_text`, replacing same ids."""
         ...
 
-    async def delete_document(self, document_id: str) -> int:
-        """Remove every chunk of a document; returns how many."""
+    async def delete_document(self, document_id: str, *, keep: Sequence[Chunk] = ()) -> int:
+        """Remove every chunk of a document except `keep` (its chunks just written, so a
+        replacement never leaves the document without chunks); returns how many."""
         ...
 
     async def search(self, query: str, k: int, scope: Scope) -> list[Hit]:

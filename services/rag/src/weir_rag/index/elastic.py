@@ -114,16 +114,18 @@ class ElasticLexicalIndex:
         log.info("lexical.upserted", engine="elasticsearch", chunks=len(chunks),
                  seconds=round(time.monotonic() - started, 3))  # fmt: skip
 
-    async def delete_document(self, document_id: str) -> int:
-        """Delete the document's chunks from every collection's index.
+    async def delete_document(self, document_id: str, *, keep: Sequence[Chunk] = ()) -> int:
+        """Delete the document's chunks, except `keep`, from every collection's index.
 
         The minimal distribution has no ``_delete_by_query`` (reindex module), so the ids are
         searched and bulk-deleted, a page at a time, until none is left.
         """
+        query = {"bool": {"filter": [{"term": {"document_id": document_id}}],
+                          "must_not": [self._kept(c) for c in keep]}}  # fmt: skip
         removed = 0
         while True:
             response = await self._client.search(
-                index=f"{self.prefix}*", query={"term": {"document_id": document_id}},
+                index=f"{self.prefix}*", query=query,
                 size=DELETE_PAGE, source=False, allow_no_indices=True, ignore_unavailable=True,
             )  # fmt: skip
             found = response["hits"]["hits"]
@@ -134,6 +136,12 @@ class ElasticLexicalIndex:
             removed += len(found)
         log.info("lexical.deleted", engine="elasticsearch", document_id=document_id, chunks=removed)
         return removed
+
+    def _kept(self, chunk: Chunk) -> dict[str, Any]:
+        """This chunk in its own collection's index (the same id elsewhere is stale)."""
+        index = self.index_name(chunk.collection)
+        where = [{"ids": {"values": [chunk.chunk_id]}}, {"term": {"_index": index}}]
+        return {"bool": {"filter": where}}
 
     def _query(self, query: str, scope: Scope) -> dict[str, Any] | None:
         terms = analysis.terms(query)

@@ -14,7 +14,7 @@ from typing import Any
 import structlog
 from pymilvus import AsyncMilvusClient, DataType, MilvusClient
 
-from weir_common.engines import MILVUS_GRPC_OPTIONS
+from weir_common.engines import MILVUS_GRPC_OPTIONS, milvus_not_loaded
 from weir_rag.index.base import Chunk, Hit, Scope
 from weir_rag.index.records import RECORD_FIELDS, from_record, to_record, visible_owners
 
@@ -129,13 +129,14 @@ class MilvusDenseIndex:
         log.info("dense.upserted", engine="milvus", chunks=len(rows),
                  seconds=round(time.monotonic() - started, 3))  # fmt: skip
 
-    async def delete_document(self, document_id: str) -> int:
-        """Remove every chunk of the document; returns how many there were."""
+    async def delete_document(self, document_id: str, *, keep: Sequence[Chunk] = ()) -> int:
+        """Remove every chunk of the document except `keep`; returns how many were removed."""
         where = f"document_id == {quote(document_id)}"
         found = await self._db().query(
             self.name, filter=where, output_fields=["chunk_id"], timeout=self.timeout_s
         )
-        ids = [row["chunk_id"] for row in found]
+        kept = {c.chunk_id for c in keep}
+        ids = [row["chunk_id"] for row in found if row["chunk_id"] not in kept]
         if ids:
             await self._db().delete(self.name, ids=ids, timeout=self.timeout_s)
         log.info("dense.deleted", engine="milvus", document_id=document_id, chunks=len(ids))
@@ -153,12 +154,23 @@ class MilvusDenseIndex:
         """The k most similar chunks (cosine, higher is better) visible in ``scope``."""
         if k < 1:
             return []
-        result = await self._db().search(
+        try:
+            result = await self._search(vector, k, scope)
+        except Exception as exc:
+            if not milvus_not_loaded(exc):
+                raise
+            # Milvus restarted under us: its collections come back released until loaded
+            log.warning("dense.reloading", collection=self.name, error=str(exc))
+            await self._db().load_collection(self.name, timeout=self.timeout_s)
+            result = await self._search(vector, k, scope)
+        return [Hit(chunk=from_record(h["entity"]), score=float(h["distance"])) for h in result[0]]
+
+    async def _search(self, vector: Sequence[float], k: int, scope: Scope) -> Any:
+        return await self._db().search(
             self.name, data=[[float(v) for v in vector]], filter=scope_filter(scope), limit=k,
             output_fields=list(RECORD_FIELDS), search_params={"params": {"ef": max(self.ef, k)}},
             timeout=self.timeout_s,
         )  # fmt: skip
-        return [Hit(chunk=from_record(h["entity"]), score=float(h["distance"])) for h in result[0]]
 
     async def flush(self) -> None:
         """Seal buffered rows into segments. Milvus Lite scans its in-memory buffer without

@@ -69,6 +69,10 @@ class _Shard:
         return self._writer
 
     def upsert(self, chunks: Sequence[Chunk]) -> None:
+        self._add(chunks)
+        self._commit()
+
+    def _add(self, chunks: Sequence[Chunk]) -> None:
         for chunk in chunks:
             self.writer.delete_documents_by_term("chunk_id", chunk.chunk_id)
             doc = tantivy.Document()
@@ -79,16 +83,17 @@ class _Shard:
             doc.add_text("body", analysis.segment(chunk.semantic_text))
             doc.add_bytes("payload", json.dumps(to_record(chunk), ensure_ascii=False).encode())
             self.writer.add_document(doc)
-        self._commit()
 
-    def delete_document(self, document_id: str) -> int:
+    def delete_document(self, document_id: str, keep: Sequence[Chunk]) -> int:
+        """Delete the document's chunks and write `keep` again, in one (atomic) commit."""
         query = tantivy.Query.term_query(self.index.schema, "document_id", document_id)
         result = self.index.searcher().search(query, limit=1, count=True)
         count = getattr(result, "count", 0) or 0  # present at run time, missing in the stub
         if count:
             self.writer.delete_documents_by_term("document_id", document_id)
+            self._add(keep)
             self._commit()
-        return int(count)
+        return max(int(count) - len(keep), 0)
 
     def _commit(self) -> None:
         self.writer.commit()
@@ -161,15 +166,16 @@ class TantivyLexicalIndex:
         log.info("lexical.upserted", engine="tantivy", chunks=len(chunks),
                  collections=len(by_collection), seconds=seconds)  # fmt: skip
 
-    async def delete_document(self, document_id: str) -> int:
-        """Delete the document's chunks from every collection on disk."""
+    async def delete_document(self, document_id: str, *, keep: Sequence[Chunk] = ()) -> int:
+        """Delete the document's chunks, except `keep`, from every collection on disk."""
         folders = self.root.iterdir() if self.root.exists() else iter(())
         names = sorted(p.name for p in folders if p.is_dir())
         removed = 0
         for name in names:
             shard = self._shards.get(name) or self._shard_by_folder(name)
             async with shard.lock:
-                removed += await asyncio.to_thread(shard.delete_document, document_id)
+                mine = [c for c in keep if safe_name(c.collection) == name]
+                removed += await asyncio.to_thread(shard.delete_document, document_id, mine)
         log.info("lexical.deleted", engine="tantivy", document_id=document_id, chunks=removed)
         return removed
 

@@ -64,7 +64,7 @@ async def ingest(  # noqa: PLR0917 - the collaborators are the call's documented
     switches: IngestSwitches | None = None,
     limits: IngestLimits | None = None,
 ) -> IngestCompleted | IngestFailed:
-    """Load → registry decision → parse → chunk → embed → replace old chunks → upsert → record."""
+    """Load → registry decision → parse → chunk → embed → upsert → drop stale chunks → record."""
     switches, limits = switches or IngestSwitches(), limits or IngestLimits()
     bound = log.bind(document_id=request.document_id, source=request.source)
     started = time.monotonic()
@@ -95,11 +95,12 @@ async def ingest(  # noqa: PLR0917 - the collaborators are the call's documented
         bound.warning("ingest.failed", reason=reason)
         return _failed(request, reason)
     vectors = await embed_chunks(embedder, chunks, limits.embed_batch)
-    if decision is Decision.CHANGED:
-        await dense.delete_document(request.document_id)
-        await lexical.delete_document(request.document_id)
+    # New chunks first, stale ones after: a crash in between leaves both, never neither
     await dense.upsert(chunks, vectors)
     await lexical.upsert(chunks)
+    if decision is Decision.CHANGED:
+        await dense.delete_document(request.document_id, keep=chunks)
+        await lexical.delete_document(request.document_id, keep=chunks)
     await registry.mark_ready(info, len(chunks))
     outcome: Outcome = "replaced" if decision is Decision.CHANGED else "ingested"
     bound.info("ingest.completed", outcome=outcome, chunks=len(chunks),

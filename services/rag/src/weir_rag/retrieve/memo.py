@@ -66,10 +66,10 @@ class MemoDense:
         self._hits.clear()
         await self.inner.upsert(chunks, vectors)
 
-    async def delete_document(self, document_id: str) -> int:
+    async def delete_document(self, document_id: str, *, keep: Sequence[Chunk] = ()) -> int:
         """Write through and forget cached searches."""
         self._hits.clear()
-        return await self.inner.delete_document(document_id)
+        return await self.inner.delete_document(document_id, keep=keep)
 
     async def chunks_of(self, document_id: str) -> list[Chunk]:
         """Not cached."""
@@ -103,10 +103,10 @@ class MemoLexical:
         self._hits.clear()
         await self.inner.upsert(chunks)
 
-    async def delete_document(self, document_id: str) -> int:
+    async def delete_document(self, document_id: str, *, keep: Sequence[Chunk] = ()) -> int:
         """Write through and forget cached searches."""
         self._hits.clear()
-        return await self.inner.delete_document(document_id)
+        return await self.inner.delete_document(document_id, keep=keep)
 
     async def search(self, query: str, k: int, scope: Scope) -> list[Hit]:
         """Cached per (query, k, scope)."""
