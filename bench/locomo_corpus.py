@@ -4,12 +4,30 @@ query whose `evidence` turns are relevant, searched within its own conversation 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
 from weir_rag.retrieve.evaluation import EvalDoc, EvalQuery
 
-LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
+LOCOMO = Path(
+    os.environ.get("LOCOMO_DIR")
+    or Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
+)
+WHERE_TO_GET = (
+    "LoCoMo conversations 26, 30, 41, 42 and 43 as <id>.json: from the public "
+    "snap-research/locomo repository (data/locomo10.json, CC BY-NC 4.0); "
+    "set LOCOMO_DIR to their folder"
+)
+
+
+def locomo_dir() -> Path:
+    """The LoCoMo folder (``LOCOMO_DIR``, default ../shared/data/locomo); exits when missing."""
+    if not (LOCOMO / "26.json").is_file():
+        raise SystemExit(f"LoCoMo data not found in {LOCOMO}. {WHERE_TO_GET}.")
+    return LOCOMO
+
+
 CONVERSATIONS = ("26", "30", "41", "42", "43")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 _DIA_ID = re.compile(r"D\d+:\d+")
@@ -24,9 +42,10 @@ def turn_text(speaker: str, text: str, date: str, caption: str | None, with_date
 
 
 def load(
-    root: Path = LOCOMO, *, with_date: bool = True, captions: bool = True
+    root: Path | None = None, *, with_date: bool = True, captions: bool = True
 ) -> tuple[list[EvalDoc], list[EvalQuery]]:
     """Turns (collection ``locomo-<conv>``, id ``<conv>:<dia_id>``) and the questions."""
+    root = root or locomo_dir()
     docs: list[EvalDoc] = []
     queries: list[EvalQuery] = []
     for conv in CONVERSATIONS:

@@ -33,6 +33,7 @@ from typing import Any
 from uuid import uuid4
 
 import structlog
+from locomo_corpus import locomo_dir
 
 from benchlib import write_result
 from weir_common.events import MemoryContextRequested, TurnCompleted
@@ -46,7 +47,6 @@ from weir_memory.settings import MemorySettings
 from weir_memory.summary import Summarizer
 from weir_memory.wiring import LongTermWiring, make_store
 
-LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 _DIA_ID = re.compile(r"D\d+:\d+")
 
@@ -178,7 +178,7 @@ async def run_conversation(
     settings: MemorySettings, conv: str, enc: Any
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Feed one conversation and ask its questions, with its own clock and memory."""
-    data = json.loads((LOCOMO / f"{conv}.json").read_text())
+    data = json.loads((locomo_dir() / f"{conv}.json").read_text())
     qas, data = data["qa"], data.get("conversation", data)
     clock, user = SimClock(), f"locomo-{conv}-{uuid4().hex[:6]}"
     wiring = LongTermWiring(settings, Flash(None), clock)

@@ -16,7 +16,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from pymilvus import MilvusClient
 
 from weir_deploy.base import free_port
-from weir_deploy.kafka import ApacheKafka, TansuKafka
+from weir_deploy.kafka import ApacheKafka, TansuKafka, new_cluster_id
 
 pytestmark = pytest.mark.integration
 
@@ -118,3 +118,9 @@ def _milvus_round_trip(uri: str) -> list[int]:
 async def test_milvus_collection_insert_search(stack_env: dict[str, str]) -> None:
     ids = await asyncio.to_thread(_milvus_round_trip, stack_env["MILVUS_URI"])
     assert ids[0] == 3
+
+
+def test_cluster_ids_never_read_as_options() -> None:
+    ids = [new_cluster_id() for _ in range(2000)]
+    assert not any(i.startswith("-") for i in ids)
+    assert len(set(ids)) == len(ids)

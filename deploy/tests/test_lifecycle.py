@@ -198,3 +198,30 @@ def test_cli_doctor() -> None:
         [sys.executable, "-m", "weir_deploy", "doctor"], capture_output=True, text=True, check=False
     )
     assert result.returncode == 0, result.stdout
+
+
+async def test_supervised_service_is_restarted_and_stop_ends_it(tmp_path: Path) -> None:
+    (tmp_path / "weir_fakec").mkdir()
+    (tmp_path / "weir_fakec" / "__main__.py").write_text(textwrap.dedent(FAKE_SERVICE))
+    services = Services(
+        {"REDIS_URL": "redis://x"},
+        tmp_path / "logs",
+        names=["fakec"],
+        extra_env={"PYTHONPATH": str(tmp_path)},
+        supervise=True,
+    )
+    async with services:
+        first = services.pid("fakec")
+        assert first is not None
+        os.kill(first, signal.SIGKILL)
+        async with asyncio.timeout(20):
+            while services.pid("fakec") in (None, first):  # noqa: ASYNC110 - polls a child
+                await asyncio.sleep(0.1)
+        await services.wait_healthy("fakec", 20)
+        second = services.pid("fakec")
+        assert second not in (None, first)
+        assert services.restarts == {"fakec": 1}
+    assert group_members(second) == []
+    await asyncio.sleep(1.0)  # a supervisor still running would have started it again
+    assert services.pid("fakec") is None
+    assert services.restarts == {"fakec": 1}

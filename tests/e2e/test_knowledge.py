@@ -19,7 +19,7 @@ from .conftest import ChatClient, messages_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
-PDFS = Path(__file__).parents[3] / "shared" / "data" / "pdfs"
+PDFS = Path(__file__).parents[1] / "data" / "pdfs"
 QUESTION = "Who argued on behalf of the Petitioner in Knowles v. Mirzayance?"
 
 

@@ -61,22 +61,20 @@ async def _up(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    impl = args.kafka_impl or os.environ.get("KAFKA_IMPL") or "tansu"
+    impl = args.kafka_impl or os.environ.get("KAFKA_IMPL") or "apache"
     stack = Stack(ALL_ENGINES, kafka_impl=impl)
     services: Services | None = None
     try:
         await stack.start()
-        services = Services(stack.env(), stack.data_dir / "logs", names=args.services)
+        services = Services(
+            stack.env(), stack.data_dir / "logs", names=args.services, supervise=True
+        )
         await services.start()
         gateway = services.url("gateway") if "gateway" in services.ports else "(no gateway)"
         print(f"weir is running at {gateway}  (chat: make chat)", flush=True)
-        while True:
-            await asyncio.sleep(1.0)
-            dead = services.exited()
-            if dead:
-                print(f"error: service {', '.join(dead)} exited; see {stack.data_dir}/logs",
-                      file=sys.stderr)  # fmt: skip
-                return 1
+        # a crashed service is restarted by the supervisor; the stack stays up until Ctrl-C
+        await asyncio.Event().wait()
+        return 0
     finally:
         if services is not None:
             await services.stop()

@@ -104,6 +104,18 @@ class _LocalKafka:
         return {"KAFKA_BOOTSTRAP_SERVERS": self.bootstrap}
 
 
+def new_cluster_id() -> str:
+    """A random KRaft cluster id that the storage tool cannot read as an option.
+
+    Like Kafka's own ``Uuid.randomUuid``: an id whose base64 form starts with ``-`` is drawn
+    again (one in 64 would otherwise fail ``format -t <id>``).
+    """
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
+
+
 class ApacheKafka(_LocalKafka):
     """Single-node KRaft broker+controller from the Maven Central jars."""
 
@@ -158,7 +170,7 @@ class ApacheKafka(_LocalKafka):
                "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={log4j}",
                "-cp", classpath]  # fmt: skip
         if not (self.work / "logs" / "meta.properties").exists():
-            cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+            cluster_id = new_cluster_id()
             fmt = [*jvm, "kafka.tools.StorageTool", "format", "-t", cluster_id,
                    "-c", str(config), "--standalone", "--ignore-formatted"]  # fmt: skip
             await run_tool(self.name, fmt, self.data_dir / "logs" / "kafka.log", max_wait=120)

@@ -58,6 +58,11 @@ class ManagedProcess:
         """Process id of the child, when started."""
         return self._proc.pid if self._proc is not None else None
 
+    @property
+    def returncode(self) -> int | None:
+        """Exit code of the child once it has exited."""
+        return self._proc.poll() if self._proc is not None else None
+
     def running(self) -> bool:
         """True while the child has not exited."""
         return self._proc is not None and self._proc.poll() is None

