@@ -68,3 +68,40 @@ def test_failed_run_becomes_an_error_frame() -> None:
 def test_conversation_ids_are_scoped_to_their_user() -> None:
     assert internal_conversation_id("alice", "c1") != internal_conversation_id("bob", "c1")
     assert internal_conversation_id("alice", "c1") == internal_conversation_id("alice", "c1")
+
+
+def test_a_resumed_stream_starts_at_the_first_delta_it_sees() -> None:
+    stream = RunStream("r1", "c", None, resumed=True)
+    frames = stream.accept(_delta(7, "later"))
+    assert [(f["index"], f["text"]) for f in frames] == [(7, "later")]
+    assert stream.accept(_delta(6, "earlier")) == []
+    assert [f["index"] for f in stream.accept(_delta(8, "next"))] == [8]
+
+
+def test_a_run_past_its_deadline_gets_one_error_frame() -> None:
+    hub = ReplyHub()
+    box: asyncio.Queue[dict[str, object]] = asyncio.Queue()
+    hub.expect(RunStream("r1", "c", "m1", started_at=100.0), box)
+    hub.expect(RunStream("r2", "c", "m2", started_at=150.0), box)
+    assert hub.expire(60, now=170.0) == ["r1"]
+    frame = box.get_nowait()
+    assert (frame["type"], frame["code"], frame["run_id"], frame["id"]) == (
+        "error",
+        "deadline",
+        "r1",
+        "m1",
+    )
+    assert not hub.following("r1")
+    assert hub.following("r2")
+    hub.dispatch(RunCompleted(text="too late", run_id="r1"))  # the connection was told already
+    assert box.empty()
+
+
+def test_a_finished_run_ends_once_whichever_comes_first() -> None:
+    hub = ReplyHub()
+    box: asyncio.Queue[dict[str, object]] = asyncio.Queue()
+    hub.expect(RunStream("r1", "c", None), box)
+    hub.dispatch(RunCompleted(text="live", run_id="r1"))
+    assert not hub.finish("r1", {"type": "done", "run_id": "r1", "text": "from the record"})
+    assert [box.get_nowait()["text"]] == ["live"]
+    assert box.empty()

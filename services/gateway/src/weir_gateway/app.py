@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+
+import structlog
 from fastapi import FastAPI, WebSocket, status
 
 from weir_common.bus import make_broker, subscriber_options
@@ -9,12 +12,14 @@ from weir_common.logs import setup_logging
 from weir_common.objects import LocalObjectStore
 from weir_common.runtime import service_app
 from weir_common.telemetry import setup_tracing
-from weir_gateway import chat_api, knowledge_api, memory_api
+from weir_gateway import chat_api, knowledge_api, memory_api, runs_api
 from weir_gateway.auth import ws_principal
 from weir_gateway.handlers import ChatConnection, ReplyHandler
 from weir_gateway.internal import InternalClient
 from weir_gateway.service import ReplyHub
 from weir_gateway.settings import GatewaySettings
+
+log = structlog.get_logger(__name__)
 
 
 def create_app(settings: GatewaySettings) -> FastAPI:
@@ -29,7 +34,14 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     )
     broker.subscriber(reply_topic, **options)(ReplyHandler(hub).on_reply)
 
+    deadlines: list[asyncio.Task[None]] = []
+
+    async def start_deadlines() -> None:
+        deadlines.append(asyncio.create_task(_expire_forever(hub, settings.run_deadline_s)))
+
     async def flush_traces() -> None:
+        for task in deadlines:
+            task.cancel()
         await app.state.rag.close()
         provider.shutdown()
 
@@ -38,6 +50,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         settings=settings,
         broker=broker,
         topics=[reply_topic],
+        on_startup=[start_deadlines],
         on_shutdown=[flush_traces],
     )
 
@@ -50,6 +63,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     app.include_router(knowledge_api.router)
     app.include_router(chat_api.router)
     app.include_router(memory_api.router)
+    app.include_router(runs_api.router)
 
     @app.websocket("/ws/chat")
     async def chat(ws: WebSocket) -> None:
@@ -58,8 +72,16 @@ def create_app(settings: GatewaySettings) -> FastAPI:
             await ws.close(code=status.WS_1008_POLICY_VIOLATION, reason="invalid token")
             return
         connection = ChatConnection(
-            ws, principal.user_id, hub=hub, broker=broker, settings=settings
+            ws, principal.user_id, hub=hub, broker=broker, settings=settings, runs=app.state.runs
         )
         await connection.serve()
 
     return app
+
+
+async def _expire_forever(hub: ReplyHub, deadline_s: float) -> None:
+    """Give every run past its deadline an `error` frame (code `deadline`), once a second."""
+    while True:
+        await asyncio.sleep(1.0)
+        for run_id in hub.expire(deadline_s):
+            log.warning("run.deadline_passed", run_id=run_id, deadline_s=deadline_s)

@@ -1,7 +1,8 @@
 """Chat over HTTP with Server-Sent Events, with the event names of seed 002 (F06).
 
 `POST /api/chat {"message": …, "conversation_id": …}` answers with an SSE stream:
-`conversation_id`, `text` (pieces of the answer), `tool_call`, `tool_result`, `done`, `error`.
+`conversation_id`, `text` (pieces of the answer), `reset` (a generation restarted: discard the
+text so far), `tool_call`, `tool_result`, `done`, `error`.
 """
 
 from __future__ import annotations
@@ -39,17 +40,19 @@ def _sse(event: str, data: dict[str, object]) -> str:
 def to_sse(frame: Frame) -> str | None:
     """A reply frame in seed 002's SSE vocabulary (None: nothing to send)."""
     kind = frame["type"]
-    if kind == "delta":
-        return _sse("text", {"content": frame["text"]})
-    if kind == "step" and frame["kind"] == "action":
-        return _sse("tool_call", {"name": frame["tool"], "args": frame["content"]})
-    if kind == "step" and frame["kind"] == "observation":
-        return _sse("tool_result", {"name": frame["tool"], "result": frame["content"]})
-    if kind == "done":
-        return _sse("done", {"route": frame["route"], "offline": frame["offline"]})
-    if kind == "error":
-        return _sse("error", {"message": frame["message"]})
-    return None
+    if kind == "step":
+        kind = {"action": "tool_call", "observation": "tool_result"}.get(frame["kind"], "")
+    payload = {
+        "delta": lambda: {"content": frame["text"]},
+        "reset": lambda: {"attempt": frame["attempt"]},  # a generation restart: drop the text
+        "tool_call": lambda: {"name": frame["tool"], "args": frame["content"]},
+        "tool_result": lambda: {"name": frame["tool"], "result": frame["content"]},
+        "done": lambda: {"route": frame["route"], "offline": frame["offline"]},
+        "error": lambda: {"message": frame["message"]},
+    }.get(kind)
+    if payload is None:
+        return None
+    return _sse("text" if kind == "delta" else kind, payload())
 
 
 @router.post("/chat")

@@ -1,7 +1,8 @@
 """The WebSocket frame format, both directions, as typed models.
 
-Client → server: `chat` (a message) and `ping`. Server → client: `ready`, `accepted`,
-`delta`, `reset`, `done`, `error`, `pong`; every server frame carries `seq`, the frame's
+Client → server: `chat` (a message), `resume` (a run of a lost connection) and `ping`.
+Server → client: `ready`, `accepted`, `resumed`, `step`, `delta`, `reset`, `done`, `error`,
+`pong`; every server frame carries `seq`, the frame's
 position on this connection, so a client can detect loss.
 """
 
@@ -34,7 +35,17 @@ class PingFrame(BaseModel):
     type: Literal["ping"]
 
 
-ClientFrame = Annotated[ChatFrame | PingFrame, Field(discriminator="type")]
+class ResumeFrame(BaseModel):
+    """Pick up a run after a lost connection: the rest of its stream, or its final answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["resume"]
+    run_id: str = Field(pattern=CONVERSATION_ID, description="From the run's `accepted` frame.")
+    conversation_id: str | None = Field(default=None, pattern=CONVERSATION_ID)
+
+
+ClientFrame = Annotated[ChatFrame | PingFrame | ResumeFrame, Field(discriminator="type")]
 CLIENT_FRAME: TypeAdapter[ClientFrame] = TypeAdapter(ClientFrame)
 
-CLIENT_FRAME_TYPES = ("chat", "ping")
+CLIENT_FRAME_TYPES = ("chat", "ping", "resume")

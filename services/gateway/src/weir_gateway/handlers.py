@@ -8,14 +8,17 @@ import json
 from dataclasses import dataclass
 
 import structlog
-from fastapi import WebSocket, WebSocketDisconnect
+from fastapi import HTTPException, WebSocket, WebSocketDisconnect
 from faststream.kafka import KafkaBroker
 from opentelemetry import trace
 from pydantic import ValidationError
 
 from weir_common.bus import publish
 from weir_common.events import ChatRequested, Reply, new_id
-from weir_gateway.frames import CLIENT_FRAME, CLIENT_FRAME_TYPES, ChatFrame
+from weir_gateway.auth import Principal
+from weir_gateway.frames import CLIENT_FRAME, CLIENT_FRAME_TYPES, ChatFrame, ResumeFrame
+from weir_gateway.internal import InternalClient
+from weir_gateway.runs_api import find_run
 from weir_gateway.service import Frame, ReplyHub, RunStream, internal_conversation_id
 from weir_gateway.settings import GatewaySettings
 
@@ -45,12 +48,14 @@ class ChatConnection:
         hub: ReplyHub,
         broker: KafkaBroker,
         settings: GatewaySettings,
+        runs: InternalClient,
     ) -> None:
         self._ws, self._user, self._hub = ws, user_id, hub
-        self._broker, self._settings = broker, settings
+        self._broker, self._settings, self._runs = broker, settings, runs
         self._outbox: asyncio.Queue[Frame] = asyncio.Queue()
         self._seq = 0
         self._conversation = new_id()
+        self._watchers: set[asyncio.Task[None]] = set()
 
     async def serve(self) -> None:
         """Run the connection until the client leaves."""
@@ -66,6 +71,8 @@ class ChatConnection:
             pass
         finally:
             self._hub.forget(self._outbox)
+            for task in self._watchers:
+                task.cancel()
             writer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await writer
@@ -90,7 +97,9 @@ class ChatConnection:
             return
         if not isinstance(raw, dict) or raw.get("type") not in CLIENT_FRAME_TYPES:
             kind = raw.get("type") if isinstance(raw, dict) else type(raw).__name__
-            self._error("unknown_type", f"unknown frame type {kind!r}; expected chat or ping")
+            self._error(
+                "unknown_type", f"unknown frame type {kind!r}; expected chat, resume or ping"
+            )
             return
         try:
             frame = CLIENT_FRAME.validate_python(raw)
@@ -99,6 +108,8 @@ class ChatConnection:
             return
         if isinstance(frame, ChatFrame):
             await self._on_chat(frame)
+        elif isinstance(frame, ResumeFrame):
+            await self._on_resume(frame)
         else:
             self._outbox.put_nowait({"type": "pong"})
 
@@ -123,6 +134,39 @@ class ChatConnection:
                 "id": frame.id,
             }
         )
+
+    async def _on_resume(self, frame: ResumeFrame) -> None:
+        """Follow a run of a lost connection here: live from now, and its final frame."""
+        try:
+            found = await find_run(self._runs, frame.run_id, Principal(self._user))
+        except HTTPException as exc:
+            self._error("unavailable", f"cannot look the run up now: {exc.detail}")
+            return
+        if found is None:
+            self._error("unknown_run", f"no run {frame.run_id} of yours")
+            return
+        conversation = frame.conversation_id or self._conversation
+        stream = RunStream(found.run_id, conversation, found.client_message_id, resumed=True)
+        self._hub.expect(stream, self._outbox)
+        self._outbox.put_nowait({"type": "resumed", "run_id": found.run_id,
+                                 "status": found.status, **stream.ids()})  # fmt: skip
+        final = found.final_frame(stream.ids())
+        if final is not None:
+            self._hub.finish(found.run_id, final)
+            return
+        watcher = asyncio.create_task(self._watch(stream))
+        self._watchers.add(watcher)
+        watcher.add_done_callback(self._watchers.discard)
+
+    async def _watch(self, stream: RunStream) -> None:
+        """Poll the run's record until it ends: its replies may go to a gateway that died."""
+        while self._hub.following(stream.run_id):
+            await asyncio.sleep(self._settings.resume_poll_s)
+            with contextlib.suppress(HTTPException):
+                found = await find_run(self._runs, stream.run_id, Principal(self._user))
+                final = found.final_frame(stream.ids()) if found is not None else None
+                if final is not None:
+                    self._hub.finish(stream.run_id, final)
 
 
 @dataclass(frozen=True, slots=True)

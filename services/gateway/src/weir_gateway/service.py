@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import NAMESPACE_URL, uuid5
@@ -35,10 +36,23 @@ class RunStream:
     attempt: int = 1
     next_seq: int = 0
     pending: dict[int, str] = field(default_factory=dict)
+    resumed: bool = False
+    started_at: float = 0.0
+
+    def ids(self) -> Frame:
+        """The client's own ids of this run, repeated on its final frame."""
+        return {"conversation_id": self.conversation_id, "id": self.client_message_id}
 
     def accept(self, delta: AnswerDelta) -> list[Frame]:
-        """Frames to send for `delta`: none, one, or several once a gap is filled."""
+        """Frames to send for `delta`: none, one, or several once a gap is filled.
+
+        A resumed stream joins mid-answer: its first delta sets where it starts (the
+        earlier pieces were sent to the connection that is gone; `done` carries the whole
+        answer anyway).
+        """
         frames: list[Frame] = []
+        if self.resumed:
+            self.resumed, self.attempt, self.next_seq = False, delta.attempt, delta.seq
         if delta.attempt < self.attempt:
             return frames
         if delta.attempt > self.attempt:
@@ -72,7 +86,31 @@ class ReplyHub:
 
     def expect(self, stream: RunStream, outbox: asyncio.Queue[Frame]) -> None:
         """Send replies of `stream.run_id` to `outbox`."""
+        stream.started_at = stream.started_at or time.monotonic()
         self._routes[stream.run_id] = (stream, outbox)
+
+    def following(self, run_id: str) -> bool:
+        """True while some connection waits for the run's replies."""
+        return run_id in self._routes
+
+    def finish(self, run_id: str, frame: Frame) -> bool:
+        """End a run's route with `frame` (from its record); False if it already ended."""
+        route = self._routes.pop(run_id, None)
+        if route is None:
+            return False
+        route[1].put_nowait(frame)
+        return True
+
+    def expire(self, deadline_s: float, now: float | None = None) -> list[str]:
+        """End every run that has waited longer than `deadline_s` with a `deadline` error."""
+        now = time.monotonic() if now is None else now
+        late = [r for r, (s, _) in self._routes.items() if now - s.started_at > deadline_s]
+        for run_id in late:
+            stream = self._routes[run_id][0]
+            message = f"no answer within {deadline_s:g} s; the run may still finish: ask for it"
+            self.finish(run_id, {"type": "error", "run_id": run_id, "code": "deadline",
+                                 "message": message, **stream.ids()})  # fmt: skip
+        return late
 
     def forget(self, outbox: asyncio.Queue[Frame]) -> None:
         """Drop every run of a closed connection."""
@@ -94,7 +132,7 @@ class ReplyHub:
             outbox.put_nowait(frame)
 
     def _frames(self, stream: RunStream, reply: Reply) -> list[Frame]:
-        ids = {"conversation_id": stream.conversation_id, "id": stream.client_message_id}
+        ids = stream.ids()
         if isinstance(reply, AnswerDelta):
             return stream.accept(reply)
         if isinstance(reply, RunStep):

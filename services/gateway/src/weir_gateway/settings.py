@@ -25,6 +25,12 @@ class GatewaySettings(WeirSettings):
     weir_rag_url: str | None = Field(
         default=None, description="The rag service's internal API (set by the launcher)."
     )
+    run_deadline_s: float = Field(
+        default=300.0, description="A run with no answer by then gets an `error` frame."
+    )
+    resume_poll_s: float = Field(
+        default=1.0, description="How often a resumed run's record is read until it ends."
+    )
     max_upload_bytes: int = Field(default=50 * 1024 * 1024, description="Largest upload.")
     upload_wait_s: float = Field(default=120.0, description="How long `?wait=true` waits.")
     trust_user_headers: bool = Field(

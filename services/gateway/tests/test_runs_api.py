@@ -1,0 +1,52 @@
+"""A run record of the harness, as its owner sees it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from weir_gateway.runs_api import _answer
+
+pytestmark = pytest.mark.unit
+
+
+def _run(status: str, **state: Any) -> dict[str, Any]:
+    return {
+        "run_id": "r1",
+        "user_id": "ada",
+        "status": status,
+        "state": state,
+        "request": {"client_message_id": "m1"},
+        "error": "answer.generate.requested failed after 3 attempt(s): model down",
+    }
+
+
+def test_an_answered_run_is_complete_with_its_whole_answer() -> None:
+    for status in ("finishing", "completed"):
+        answer = _answer(_run(status, answer="Hello Ada", route="plain_chat", offline=True))
+        assert (answer.status, answer.text, answer.route, answer.offline) == (
+            "completed",
+            "Hello Ada",
+            "plain_chat",
+            True,
+        )
+        frame = answer.final_frame({"id": "m1", "conversation_id": "c"})
+        assert frame is not None
+        assert (frame["type"], frame["text"], frame["id"]) == ("done", "Hello Ada", "m1")
+
+
+def test_a_running_run_has_no_final_frame_and_no_text() -> None:
+    for status in ("queued", "running"):
+        answer = _answer(_run(status, answer="half"))
+        assert (answer.status, answer.text) == ("running", None)
+        assert answer.final_frame({}) is None
+
+
+def test_a_failed_run_says_why() -> None:
+    answer = _answer(_run("failed"))
+    frame = answer.final_frame({"id": "m1"})
+    assert frame is not None
+    assert (frame["type"], frame["code"]) == ("error", "step_failed")
+    assert "model down" in frame["message"]
+    assert answer.client_message_id == "m1"
