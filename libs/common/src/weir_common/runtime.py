@@ -74,6 +74,8 @@ def service_app(
                 *(settings.topics.dead_letter(t) for t in topics),
             ],
             settings.topic_partitions,
+            replication_factor=settings.topic_replication_factor,
+            min_insync_replicas=settings.topic_min_insync_replicas,
         )
         for hook in on_startup:
             await hook()

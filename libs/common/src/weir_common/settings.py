@@ -13,6 +13,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pydantic import Field
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -52,6 +53,12 @@ class WeirSettings(BaseSettings):
     kafka_bootstrap_servers: str = "127.0.0.1:19092"
     topic_prefix: str = "weir."
     topic_partitions: int = 3
+    topic_replication_factor: int = Field(
+        default=1, description="Replicas of each topic created (external clusters: 3)."
+    )
+    topic_min_insync_replicas: int | None = Field(
+        default=None, description="`min.insync.replicas` of created topics (None: the broker's)."
+    )
     kafka_fetch_max_wait_ms: int = 500
     service_host: str = "127.0.0.1"
     service_port: int = 0

@@ -87,8 +87,21 @@ async def publish(
     )
 
 
-async def ensure_topics(bootstrap: str, names: list[str], partitions: int) -> None:
-    """Create the topics that do not exist yet (single-node: replication factor 1)."""
+async def ensure_topics(
+    bootstrap: str,
+    names: list[str],
+    partitions: int,
+    *,
+    replication_factor: int = 1,
+    min_insync_replicas: int | None = None,
+) -> None:
+    """Create the topics that do not exist yet.
+
+    The local broker is a single node (replication factor 1); an external cluster gets its
+    replication factor and `min.insync.replicas` from settings, so that `acks=all` really
+    means written to that many brokers.
+    """
+    configs = {"min.insync.replicas": str(min_insync_replicas)} if min_insync_replicas else {}
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, client_id="weir-admin")
     await admin.start()
     try:
@@ -98,7 +111,15 @@ async def ensure_topics(bootstrap: str, names: list[str], partitions: int) -> No
             # another service may create them first
             with contextlib.suppress(TopicAlreadyExistsError):
                 await admin.create_topics(
-                    [NewTopic(n, num_partitions=partitions, replication_factor=1) for n in missing]
+                    [
+                        NewTopic(
+                            n,
+                            num_partitions=partitions,
+                            replication_factor=replication_factor,
+                            topic_configs=configs,
+                        )
+                        for n in missing
+                    ]
                 )
     finally:
         await admin.close()
