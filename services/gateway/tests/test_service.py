@@ -105,3 +105,14 @@ def test_a_finished_run_ends_once_whichever_comes_first() -> None:
     assert not hub.finish("r1", {"type": "done", "run_id": "r1", "text": "from the record"})
     assert [box.get_nowait()["text"]] == ["live"]
     assert box.empty()
+
+
+def test_only_runs_quiet_for_a_while_are_looked_up_and_each_once_per_period() -> None:
+    hub = ReplyHub()
+    box: asyncio.Queue[dict[str, object]] = asyncio.Queue()
+    hub.expect(RunStream("r1", "c", None, started_at=100.0), box)
+    hub.expect(RunStream("r2", "c", None, started_at=100.0), box)
+    hub.dispatch(_delta(0, "hi").model_copy(update={"run_id": "r2"}))  # r2 is heard now
+    assert [s.run_id for s in hub.quiet(10, now=111.0)] == ["r1"]
+    assert hub.quiet(10, now=115.0) == []  # r1 was just looked at
+    assert [s.run_id for s in hub.quiet(10, now=121.0)] == ["r1"]

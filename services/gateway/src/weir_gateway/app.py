@@ -16,6 +16,7 @@ from weir_gateway import chat_api, knowledge_api, memory_api, runs_api
 from weir_gateway.auth import ws_principal
 from weir_gateway.handlers import ChatConnection, ReplyHandler
 from weir_gateway.internal import InternalClient
+from weir_gateway.runs_api import look_up
 from weir_gateway.service import ReplyHub
 from weir_gateway.settings import GatewaySettings
 
@@ -37,7 +38,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     deadlines: list[asyncio.Task[None]] = []
 
     async def start_deadlines() -> None:
-        deadlines.append(asyncio.create_task(_expire_forever(hub, settings.run_deadline_s)))
+        deadlines.append(asyncio.create_task(_watch_forever(hub, app, settings)))
 
     async def flush_traces() -> None:
         for task in deadlines:
@@ -79,9 +80,15 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     return app
 
 
-async def _expire_forever(hub: ReplyHub, deadline_s: float) -> None:
-    """Give every run past its deadline an `error` frame (code `deadline`), once a second."""
+async def _watch_forever(hub: ReplyHub, app: FastAPI, settings: GatewaySettings) -> None:
+    """Once a second: runs quiet for a while are looked up in their record (a reply lost in a
+    crash must not leave the client waiting), and runs past their deadline get an `error`
+    frame (code `deadline`)."""
     while True:
         await asyncio.sleep(1.0)
-        for run_id in hub.expire(deadline_s):
-            log.warning("run.deadline_passed", run_id=run_id, deadline_s=deadline_s)
+        runs: InternalClient = app.state.runs  # the harness client (the memory API opens it)
+        for stream in hub.quiet(settings.quiet_run_check_s):
+            if await look_up(runs, hub, stream):
+                log.info("run.finished_from_record", run_id=stream.run_id)
+        for run_id in hub.expire(settings.run_deadline_s):
+            log.warning("run.deadline_passed", run_id=run_id, deadline_s=settings.run_deadline_s)

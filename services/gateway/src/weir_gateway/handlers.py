@@ -18,7 +18,7 @@ from weir_common.events import ChatRequested, Reply, new_id
 from weir_gateway.auth import Principal
 from weir_gateway.frames import CLIENT_FRAME, CLIENT_FRAME_TYPES, ChatFrame, ResumeFrame
 from weir_gateway.internal import InternalClient
-from weir_gateway.runs_api import find_run
+from weir_gateway.runs_api import find_run, look_up
 from weir_gateway.service import Frame, ReplyHub, RunStream, internal_conversation_id
 from weir_gateway.settings import GatewaySettings
 
@@ -162,11 +162,7 @@ class ChatConnection:
         """Poll the run's record until it ends: its replies may go to a gateway that died."""
         while self._hub.following(stream.run_id):
             await asyncio.sleep(self._settings.resume_poll_s)
-            with contextlib.suppress(HTTPException):
-                found = await find_run(self._runs, stream.run_id, Principal(self._user))
-                final = found.final_frame(stream.ids()) if found is not None else None
-                if final is not None:
-                    self._hub.finish(stream.run_id, final)
+            await look_up(self._runs, self._hub, stream)
 
 
 @dataclass(frozen=True, slots=True)

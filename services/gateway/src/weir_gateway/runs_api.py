@@ -6,6 +6,7 @@ admin. Anyone else gets the same 404 as for a run that does not exist.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
@@ -14,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from weir_gateway.auth import Principal, http_principal
 from weir_gateway.internal import InternalClient
-from weir_gateway.service import Frame
+from weir_gateway.service import Frame, ReplyHub, RunStream
 
 router = APIRouter(prefix="/api/runs", tags=["runs"])
 Caller = Annotated[Principal, Depends(http_principal)]
@@ -76,18 +77,34 @@ def _answer(run: dict[str, Any]) -> RunAnswer:
     )
 
 
-async def find_run(runs: InternalClient, run_id: str, caller: Principal) -> RunAnswer | None:
-    """The caller's run `run_id` (None when unknown or someone else's)."""
+async def _record(runs: InternalClient, run_id: str) -> dict[str, Any] | None:
     try:
-        record = await runs.request("GET", f"/runs/{quote(run_id, safe='')}")
+        record: dict[str, Any] = await runs.request("GET", f"/runs/{quote(run_id, safe='')}")
     except HTTPException as exc:
         if exc.status_code == status.HTTP_404_NOT_FOUND:
             return None
         raise
-    run = record["run"]
-    if run.get("user_id") != caller.user_id and not caller.is_admin:
+    run: dict[str, Any] = record["run"]
+    return run
+
+
+async def find_run(runs: InternalClient, run_id: str, caller: Principal) -> RunAnswer | None:
+    """The caller's run `run_id` (None when unknown or someone else's)."""
+    run = await _record(runs, run_id)
+    if run is None or (run.get("user_id") != caller.user_id and not caller.is_admin):
         return None
     return _answer(run)
+
+
+async def look_up(runs: InternalClient, hub: ReplyHub, stream: RunStream) -> bool:
+    """End a followed run from its record when it has finished; True if it had."""
+    with contextlib.suppress(HTTPException):
+        run = await _record(runs, stream.run_id)
+        final = _answer(run).final_frame(stream.ids()) if run is not None else None
+        if final is not None:
+            hub.finish(stream.run_id, final)
+            return True
+    return False
 
 
 @router.get("/{run_id}")

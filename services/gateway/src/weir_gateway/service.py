@@ -38,6 +38,7 @@ class RunStream:
     pending: dict[int, str] = field(default_factory=dict)
     resumed: bool = False
     started_at: float = 0.0
+    heard_at: float = 0.0  # the last reply, or the last look at the run's record
 
     def ids(self) -> Frame:
         """The client's own ids of this run, repeated on its final frame."""
@@ -87,7 +88,18 @@ class ReplyHub:
     def expect(self, stream: RunStream, outbox: asyncio.Queue[Frame]) -> None:
         """Send replies of `stream.run_id` to `outbox`."""
         stream.started_at = stream.started_at or time.monotonic()
+        stream.heard_at = stream.heard_at or stream.started_at
         self._routes[stream.run_id] = (stream, outbox)
+
+    def quiet(self, after_s: float, now: float | None = None) -> list[RunStream]:
+        """Runs with no reply for `after_s`: their replies may have been lost (a crash of
+        the gateway that consumed them, or of the harness before it published), so their
+        record is worth a look. Marked as heard, so each is looked at once per `after_s`."""
+        now = time.monotonic() if now is None else now
+        found = [s for s, _ in self._routes.values() if now - s.heard_at >= after_s]
+        for stream in found:
+            stream.heard_at = now
+        return found
 
     def following(self, run_id: str) -> bool:
         """True while some connection waits for the run's replies."""
@@ -128,6 +140,7 @@ class ReplyHub:
         if route is None:
             return
         stream, outbox = route
+        stream.heard_at = time.monotonic()
         for frame in self._frames(stream, reply):
             outbox.put_nowait(frame)
 

@@ -28,6 +28,9 @@ class GatewaySettings(WeirSettings):
     run_deadline_s: float = Field(
         default=300.0, description="A run with no answer by then gets an `error` frame."
     )
+    quiet_run_check_s: float = Field(
+        default=10.0, description="A run with no reply this long is looked up in its record."
+    )
     resume_poll_s: float = Field(
         default=1.0, description="How often a resumed run's record is read until it ends."
     )
