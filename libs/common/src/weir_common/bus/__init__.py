@@ -9,13 +9,14 @@ from weir_common.bus.broker import (
     subscriber_options,
     wait_until_assigned,
 )
-from weir_common.bus.deadletter import DeadLetters
+from weir_common.bus.deadletter import DeadLetters, RetryPolicy
 from weir_common.bus.idempotency import Deduper, MemoryDeduper
 
 __all__ = [
     "DeadLetters",
     "Deduper",
     "MemoryDeduper",
+    "RetryPolicy",
     "command_subscriber_options",
     "ensure_topics",
     "key_of",

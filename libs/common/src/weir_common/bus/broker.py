@@ -13,13 +13,19 @@ from faststream.kafka.opentelemetry import KafkaTelemetryMiddleware
 from faststream.middlewares import AckPolicy
 from opentelemetry.sdk.trace import TracerProvider
 
-from weir_common.bus.deadletter import DeadLetters
+from weir_common.bus.deadletter import DeadLetters, RetryPolicy
 from weir_common.events import ChatRequested, Event
 from weir_common.topics import Topics
 
 
-def make_broker(bootstrap: str, service: str, tracer_provider: TracerProvider) -> KafkaBroker:
-    """A KafkaBroker with trace context on every hop and poison events sent to `.dlq`."""
+def make_broker(
+    bootstrap: str,
+    service: str,
+    tracer_provider: TracerProvider,
+    retry: RetryPolicy | None = None,
+) -> KafkaBroker:
+    """A KafkaBroker with trace context on every hop, transient handler failures retried in
+    place and poison events sent to `.dlq`."""
     broker = KafkaBroker(
         bootstrap,
         client_id=f"weir-{service}",
@@ -29,7 +35,7 @@ def make_broker(bootstrap: str, service: str, tracer_provider: TracerProvider) -
         acks="all",
         linger_ms=0,
     )
-    broker.add_middleware(DeadLetters(broker))
+    broker.add_middleware(DeadLetters(broker, retry or RetryPolicy()))
     return broker
 
 
