@@ -1,4 +1,4 @@
-"""CLI: ``python -m weir_deploy {up,run,fetch,doctor}``."""
+"""CLI: ``python -m weir_deploy {up,run,fetch,doctor,dlq}``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 
 import structlog
 
+from . import dlq
 from .base import EngineStartError, default_data_dir
 from .es_dist import ensure_distribution
 from .kafka import find_java, find_tansu
@@ -95,6 +96,27 @@ async def _fetch(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _dlq(args: argparse.Namespace) -> int:
+    bootstrap = dlq.bootstrap_servers()
+    if args.action == "replay":
+        if not args.topic:
+            print("error: dlq replay needs a TOPIC", file=sys.stderr)
+            return 2
+        sent = await dlq.replay(bootstrap, args.topic, args.limit)
+        print(f"replayed {sent} event(s) of {dlq.dead_letter_topic(args.topic)}")
+        return 0
+    if not args.topic:
+        held = await dlq.counts(bootstrap)
+        for name, count in held.items():
+            print(f"{count:8d}  {name}")
+        print(f"{sum(held.values())} parked event(s) in {len(held)} dead-letter topic(s)")
+        return 0
+    for item in await dlq.parked(bootstrap, args.topic, args.limit):
+        print(f"{item.partition}:{item.offset}  key={item.key}  {item.reason} "
+              f"(tries {item.tries}) from {item.origin}: {item.error}")  # fmt: skip
+    return 0
+
+
 def _doctor() -> int:
     checks = {
         "java (17+)": find_java(),
@@ -129,6 +151,10 @@ def _parser() -> argparse.ArgumentParser:
     fetch.add_argument("what", nargs="*", metavar="ENGINE", default=list(FETCHABLE),
                        help=f"any of {', '.join(FETCHABLE)} (default: all)")  # fmt: skip
     sub.add_parser("doctor", help="check that the engine binaries are installed")
+    dlq_cmd = sub.add_parser("dlq", help="list dead-lettered events, or replay them after a fix")
+    dlq_cmd.add_argument("action", choices=("list", "replay"))
+    dlq_cmd.add_argument("topic", nargs="?", help="a topic or its .dlq (replay needs one)")
+    dlq_cmd.add_argument("--limit", type=int, default=None, help="at most this many events")
     return parser
 
 
@@ -138,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     _configure_logging(args.verbose)
     if args.command == "doctor":
         return _doctor()
-    commands = {"up": _up, "run": _run, "fetch": _fetch}
+    commands = {"up": _up, "run": _run, "fetch": _fetch, "dlq": _dlq}
     command = commands[args.command]
     try:
         return asyncio.run(_until_signal(lambda: command(args)))
