@@ -784,24 +784,23 @@ async def test_restart_resends_the_tool_call_with_its_key_and_keeps_the_budgets(
     assert isinstance(call, ToolsCallRequested)
     await repo.close()  # the harness crashed
 
-    clock.advance(5)
+    clock.advance(settings.timeout_for(call.type) + 1)  # late while the harness was down
     second_repo = RunRepository(database_url)
     await second_repo.open()
     try:
         restarted = RunService(
             second_repo, settings, clock=clock, capabilities=with_tools("weather", "clock")
         )
-        assert await restarted.resume() == 1
         resent = command_of(await restarted.sweep())
         assert isinstance(resent, ToolsCallRequested)
-        assert (resent.idempotency_key, resent.attempt) == (call.idempotency_key, 2)
+        assert (resent.idempotency_key, resent.attempt) == (call.idempotency_key, 1)
         run = await load(second_repo, request.run_id)
         assert run.state.loop_started_at == started
         assert run.state.model_turns == 1
         assert run.state.call_counts == {'weather:{"city": "Oslo"}': 1}
 
         # the time budget still counts from before the crash
-        clock.advance(55)
+        clock.advance(60 - settings.timeout_for(call.type) - 1)
         out = await restarted.sweep()
         assert types(out) == ["run.completed", "turn.completed"]
         assert isinstance(out[0].event, RunCompleted)

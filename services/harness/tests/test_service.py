@@ -668,7 +668,21 @@ async def second_repo(database_url: str) -> AsyncIterator[RunRepository]:
         await repository.close()
 
 
-async def test_restart_resends_pending_commands(
+async def test_a_restart_resends_nothing_that_is_not_late(
+    service: RunService,
+    repo: RunRepository,
+    second_repo: RunRepository,
+    settings: HarnessSettings,
+    clock: ManualClock,
+) -> None:
+    command_of(await service.on_chat(chat(), None))
+    await repo.close()  # the harness crashed
+    clock.advance(1)  # and came back well before any deadline
+    restarted = RunService(second_repo, settings, clock)
+    assert await restarted.sweep() == []
+
+
+async def test_a_restart_resends_commands_late_while_it_was_down_without_spending_attempts(
     service: RunService,
     repo: RunRepository,
     second_repo: RunRepository,
@@ -687,18 +701,19 @@ async def test_restart_resends_pending_commands(
     assert await finish(service, command_of(await service.on_chat(done, None))) == []
     await repo.close()  # the harness crashed
 
-    clock.advance(1)  # well before any deadline
+    clock.advance(600)  # down past every deadline
     restarted = RunService(second_repo, settings, clock)
-    assert await restarted.resume() == 2
     out = await restarted.sweep()
     resent = {item.event.run_id: item for item in out}
     assert set(resent) == {busy.run_id, other.run_id}
     again = resent[busy.run_id]
     assert isinstance(again.event, RouteRequested)
     assert again.event.event_id != route.event_id
+    assert again.event.attempt == route.attempt  # the silence was no failure of the step
     assert again.traceparent == TRACEPARENT
     assert isinstance(resent[other.run_id].event, AnswerGenerateRequested)
     assert await restarted.sweep() == []
+    assert (await load(second_repo, other.run_id or "")).state.model_turns == 1
 
     # the re-sent command is now the pending one; the run goes on to the end
     assert await restarted.on_result(result_for(route)) == []  # pre-crash send: stale
@@ -707,8 +722,9 @@ async def test_restart_resends_pending_commands(
     assert (await load(second_repo, busy.run_id or "")).status is RunStatus.COMPLETED
     assert (await load(second_repo, queued.run_id or "")).status is RunStatus.RUNNING
     assert (await load(second_repo, done.run_id or "")).status is RunStatus.COMPLETED
-    # the restart was no failure: no timeout was logged
-    assert "timeout" not in [s["kind"] for s in await second_repo.steps(busy.run_id or "")]
+    kinds = [s["kind"] for s in await second_repo.steps(busy.run_id or "")]
+    assert "resend" in kinds
+    assert "timeout" not in kinds
 
 
 async def test_restart_does_not_spend_the_last_attempt(
@@ -718,7 +734,7 @@ async def test_restart_does_not_spend_the_last_attempt(
     settings: HarnessSettings,
     clock: ManualClock,
 ) -> None:
-    """A command on its last attempt is re-sent after a restart, not failed."""
+    """A command on its last attempt, late while the harness was down, is re-sent, not failed."""
     command = command_of(await service.on_chat(chat(), None))
     for _ in range(1, settings.max_attempts):
         assert await service.on_result(failure_for(command, transient=True)) == []
@@ -727,12 +743,11 @@ async def test_restart_does_not_spend_the_last_attempt(
     assert command.attempt == settings.max_attempts
     await repo.close()
 
+    clock.advance(600)
     restarted = RunService(second_repo, settings, clock)
-    assert await restarted.resume() == 1
-    out = await restarted.sweep()
-    resent = command_of(out)
+    resent = command_of(await restarted.sweep())
     assert isinstance(resent, MemoryContextRequested)
-    assert resent.attempt == settings.max_attempts + 1
+    assert resent.attempt == settings.max_attempts
     assert isinstance(command_of(await restarted.on_result(result_for(resent))), RouteRequested)
 
 
@@ -747,11 +762,20 @@ async def test_restart_keeps_scheduled_retries_on_their_backoff(
     assert await service.on_result(failure_for(command, transient=True)) == []
     await repo.close()
     restarted = RunService(second_repo, settings, clock)
-    assert await restarted.resume() == 0
     assert await restarted.sweep() == []
     clock.advance(settings.backoff_base_s)
     retry = command_of(await restarted.sweep())
     assert retry.attempt == 2
+
+
+async def test_a_deadline_passed_while_the_harness_runs_spends_an_attempt(
+    service: RunService, settings: HarnessSettings, clock: ManualClock
+) -> None:
+    command = command_of(await service.on_chat(chat(), None))
+    clock.advance(settings.timeout_for("memory.context.requested") + 1)
+    assert await service.sweep() == []  # a failed attempt: retried after its backoff
+    clock.advance(settings.backoff_base_s)
+    assert command_of(await service.sweep()).attempt == 2
 
 
 # --- forget me ---------------------------------------------------------------------------------

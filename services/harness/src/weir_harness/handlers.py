@@ -44,9 +44,6 @@ class HarnessHandlers:
 
     async def sweep_forever(self, interval_s: float) -> None:
         """Re-send commands whose retry time or deadline has come, until cancelled."""
-        resumed = await self._service.resume()
-        if resumed:
-            log.info("runs.resumed", count=resumed)
         while True:
             try:
                 for item in await self._service.sweep():

@@ -131,20 +131,6 @@ class RunTx:
         )
         return [_to_run(r) for r in rows]
 
-    async def expire_deadlines(self, now: datetime) -> int:
-        """Make every active run's in-flight command due for re-sending at `now`; how many.
-
-        A re-send, not a timeout: the command may have been lost with the crash, which is
-        no failure of the step and must not spend one of its attempts.
-        """
-        status = await self._conn.execute(
-            "UPDATE runs SET retry_at = $1, deadline = NULL"
-            " WHERE status = ANY($2::text[]) AND deadline IS NOT NULL",
-            now,
-            [s.value for s in ACTIVE],
-        )
-        return int(status.split()[-1])
-
     async def step_log(self, run_id: str) -> list[dict[str, Any]]:
         """The step log of a run, in order."""
         rows = await self._conn.fetch(

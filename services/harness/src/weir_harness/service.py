@@ -4,6 +4,11 @@ Every transition happens in one PostgreSQL transaction: the result is deduped by
 id, snapshotted, and the next command recorded as pending, before anything is published. A
 command that is lost (the harness or a worker crashed) is sent again when its deadline
 passes, so the harness is the only place where retries happen.
+
+A restart touches only what is late: nothing is re-sent when the harness starts. A command
+whose deadline passed while no harness was running (before this process started) is
+re-sent once with the same attempt number, since its silence says nothing about the step;
+a deadline that passes while this process runs is a failed attempt as usual.
 """
 
 from __future__ import annotations
@@ -64,6 +69,7 @@ class RunService:
         self._settings = settings
         self._now = clock or (lambda: datetime.now(UTC))
         self.capabilities = capabilities or Capabilities(rag=settings.rag_connected)
+        self._started_at = self._now()
 
     async def on_chat(self, event: ChatRequested, traceparent: str | None) -> list[Outgoing]:
         """Open a run for the request; start it unless its conversation is busy."""
@@ -115,11 +121,6 @@ class RunService:
                 )
         return out.items
 
-    async def resume(self) -> int:
-        """After a restart: make every unfinished run's pending command due now."""
-        async with self._repo.transaction() as tx:
-            return await tx.expire_deadlines(self._now())
-
     async def sweep(self) -> list[Outgoing]:
         """Retry steps whose backoff ended, and treat passed deadlines as transient failures."""
         out = _Out()
@@ -130,6 +131,8 @@ class RunService:
                     await self._send(tx, run, run.step or FIRST_STEP, run.attempt + 1, out)
                 elif run.step is not None and out_of_time(run, run.step, self._settings, now):
                     await self._apply(tx, run, stop_for_time(run, self._settings), out)
+                elif run.deadline is not None and run.deadline < self._started_at:
+                    await self._resend(tx, run, out)
                 elif run.deadline is not None and run.deadline <= now:
                     await tx.add_step(
                         run, "timeout", run.pending_event_id or "", {"deadline": str(run.deadline)}
@@ -137,11 +140,20 @@ class RunService:
                     await self._failed(tx, run, f"no answer to {run.step} in time", True, out)
         return out.items
 
+    async def _resend(self, tx: RunTx, run: Run, out: _Out) -> None:
+        """Send the pending command again, same attempt: it went unanswered while no harness
+        ran, which is no failure of the step."""
+        note = {"deadline": str(run.deadline), "why": "the harness was down"}
+        await tx.add_step(run, "resend", run.pending_event_id or "", note)
+        await self._send(tx, run, run.step or FIRST_STEP, run.attempt, out, again=True)
+
     async def _start(self, tx: RunTx, run: Run, out: _Out) -> None:
         run.status = RunStatus.RUNNING
         await self._send(tx, run, FIRST_STEP, 1, out)
 
-    async def _send(self, tx: RunTx, run: Run, step: str, attempt: int, out: _Out) -> None:
+    async def _send(
+        self, tx: RunTx, run: Run, step: str, attempt: int, out: _Out, *, again: bool = False
+    ) -> None:
         now = self._now()
         if out_of_time(run, step, self._settings, now):
             await self._apply(tx, run, stop_for_time(run, self._settings), out)
@@ -149,7 +161,7 @@ class RunService:
         state = run.state
         if step == PLAN and state.loop_started_at is None:
             state.loop_started_at = now
-        if attempt == 1 and counts_as_model_turn(step):
+        if attempt == 1 and not again and counts_as_model_turn(step):
             state.model_turns += 1
         command = build_command(run, step, attempt, self.capabilities, self._settings)
         run.step, run.attempt, run.pending_event_id = step, attempt, command.event_id
