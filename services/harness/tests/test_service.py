@@ -771,11 +771,12 @@ async def test_restart_keeps_scheduled_retries_on_their_backoff(
 async def test_a_deadline_passed_while_the_harness_runs_spends_an_attempt(
     service: RunService, settings: HarnessSettings, clock: ManualClock
 ) -> None:
-    command = command_of(await service.on_chat(chat(), None))
+    first = command_of(await service.on_chat(chat(), None))
     clock.advance(settings.timeout_for("memory.context.requested") + 1)
     assert await service.sweep() == []  # a failed attempt: retried after its backoff
     clock.advance(settings.backoff_base_s)
-    assert command_of(await service.sweep()).attempt == 2
+    retry = command_of(await service.sweep())
+    assert (retry.run_id, retry.attempt) == (first.run_id, 2)
 
 
 # --- forget me ---------------------------------------------------------------------------------
