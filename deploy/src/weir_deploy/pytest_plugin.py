@@ -13,6 +13,7 @@ import os
 import threading
 from collections.abc import AsyncIterator, Coroutine, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 from uuid import uuid4
@@ -20,7 +21,8 @@ from uuid import uuid4
 import asyncpg
 import pytest
 
-from .base import EngineStartError
+from .base import EngineStartError, free_port
+from .milvus import MilvusEngine
 from .stack import ALL_ENGINES, Stack
 
 T = TypeVar("T")
@@ -124,6 +126,21 @@ async def fresh_database(admin_url: str, prefix: str = "test") -> AsyncIterator[
 def milvus_env() -> Iterator[dict[str, str]]:
     """Only Milvus (Milvus Lite server, or ``MILVUS_URI``), for the whole session."""
     yield from _run_stack(Stack(["milvus"], ephemeral=True))
+
+
+@pytest.fixture
+async def private_milvus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[MilvusEngine]:
+    """A Milvus Lite server of the test's own, on its own data dir: the test may stop and
+    start it (`stop()`, `start()`, same port and data) without disturbing anyone else."""
+    monkeypatch.delenv("MILVUS_URI", raising=False)
+    engine = MilvusEngine(tmp_path, free_port())
+    await engine.start()
+    try:
+        yield engine
+    finally:
+        await engine.stop()
 
 
 @pytest.fixture(scope="session")
