@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Coroutine
 from dataclasses import dataclass
 
 import structlog
@@ -109,7 +110,7 @@ class ChatConnection:
         if isinstance(frame, ChatFrame):
             await self._on_chat(frame)
         elif isinstance(frame, ResumeFrame):
-            await self._on_resume(frame)
+            self._spawn(self._on_resume(frame))  # may wait for the run to be recorded
         else:
             self._outbox.put_nowait({"type": "pong"})
 
@@ -138,7 +139,10 @@ class ChatConnection:
     async def _on_resume(self, frame: ResumeFrame) -> None:
         """Follow a run of a lost connection here: live from now, and its final frame."""
         try:
-            found = await find_run(self._runs, frame.run_id, Principal(self._user))
+            found = await find_run(
+                self._runs, frame.run_id, Principal(self._user),
+                grace_s=self._settings.resume_grace_s,
+            )  # fmt: skip
         except HTTPException as exc:
             self._error("unavailable", f"cannot look the run up now: {exc.detail}")
             return
@@ -154,9 +158,12 @@ class ChatConnection:
         if final is not None:
             self._hub.finish(found.run_id, final)
             return
-        watcher = asyncio.create_task(self._watch(stream))
-        self._watchers.add(watcher)
-        watcher.add_done_callback(self._watchers.discard)
+        self._spawn(self._watch(stream))
+
+    def _spawn(self, work: Coroutine[None, None, None]) -> None:
+        task = asyncio.create_task(work)
+        self._watchers.add(task)
+        task.add_done_callback(self._watchers.discard)
 
     async def _watch(self, stream: RunStream) -> None:
         """Poll the run's record until it ends: its replies may go to a gateway that died."""

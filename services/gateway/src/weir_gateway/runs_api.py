@@ -6,7 +6,9 @@ admin. Anyone else gets the same 404 as for a run that does not exist.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import time
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
@@ -88,9 +90,17 @@ async def _record(runs: InternalClient, run_id: str) -> dict[str, Any] | None:
     return run
 
 
-async def find_run(runs: InternalClient, run_id: str, caller: Principal) -> RunAnswer | None:
-    """The caller's run `run_id` (None when unknown or someone else's)."""
+async def find_run(
+    runs: InternalClient, run_id: str, caller: Principal, *, grace_s: float = 0.0
+) -> RunAnswer | None:
+    """The caller's run `run_id` (None when unknown or someone else's). A run not yet
+    recorded is looked for again for `grace_s`: the harness records a run when it reads
+    the request, which may lag behind the gateway's `accepted`."""
     run = await _record(runs, run_id)
+    waited_until = time.monotonic() + grace_s
+    while run is None and time.monotonic() < waited_until:
+        await asyncio.sleep(0.25)
+        run = await _record(runs, run_id)
     if run is None or (run.get("user_id") != caller.user_id and not caller.is_admin):
         return None
     return _answer(run)

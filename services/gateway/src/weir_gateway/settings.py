@@ -34,6 +34,10 @@ class GatewaySettings(WeirSettings):
     resume_poll_s: float = Field(
         default=1.0, description="How often a resumed run's record is read until it ends."
     )
+    resume_grace_s: float = Field(
+        default=10.0,
+        description="How long a resume waits for a just-accepted run to be recorded.",
+    )
     max_upload_bytes: int = Field(default=50 * 1024 * 1024, description="Largest upload.")
     upload_wait_s: float = Field(default=120.0, description="How long `?wait=true` waits.")
     trust_user_headers: bool = Field(
