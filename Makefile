@@ -20,7 +20,8 @@ setup:  ## install system engines (apt), uv, and the locked Python workspace
 	@$(UV) sync --all-packages --frozen --quiet
 
 ## --- run ----------------------------------------------------------------------------------
-run: setup  ## start engines + every service on the zero-setup defaults; prints the URL
+run: setup  ## start engines + every service (Apache Kafka; KAFKA_IMPL=tansu for tansu); prints the URL
+	@[ "$${KAFKA_IMPL:-apache}" = tansu ] || $(PY) -m weir_deploy fetch kafka
 	$(PY) -m weir_deploy run
 
 chat:  ## terminal chat client against a running `make run`

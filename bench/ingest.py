@@ -2,15 +2,17 @@
 and how fast unchanged documents are skipped. Writes bench/results/ingest.json.
 
 Real engines (PostgreSQL registry, Milvus Lite server, embedded tantivy), the offline e5
-embedder, the real PDFs of ../shared/data/pdfs (the good ones).
+embedder, the real PDFs of ``PDF_DIR`` (default ../shared/data/pdfs; the good ones).
 
     .venv/bin/python bench/ingest.py
+    PDF_DIR=tests/data/pdfs .venv/bin/python bench/ingest.py   # the test PDFs of the clone
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -24,13 +26,25 @@ from weir_rag.index.milvus import MilvusDenseIndex
 from weir_rag.index.tantivy_index import TantivyLexicalIndex
 from weir_rag.ingest import PostgresRegistry, ingest
 
-PDFS = Path(__file__).parents[2] / "shared" / "data" / "pdfs"
+PDFS = Path(os.environ.get("PDF_DIR") or Path(__file__).resolve().parents[2] / "shared/data/pdfs")
+WHERE_TO_GET = (
+    "the PDFs of pdfplumber's test suite (github.com/jsvine/pdfplumber, tests/pdfs, MIT); "
+    "set PDF_DIR to their folder, or PDF_DIR=tests/data/pdfs for the few kept in the repository"
+)
 BAD = {"empty.pdf", "malformed-from-issue-932.pdf", "password-example.pdf"}
+
+
+def good_pdfs() -> list[Path]:
+    """The PDFs of ``PDF_DIR`` but the bad ones; exits with where to get them when none."""
+    files = sorted(p for p in PDFS.glob("*.pdf") if p.name not in BAD)
+    if not files:
+        raise SystemExit(f"No PDFs found in {PDFS}. Get {WHERE_TO_GET}.")
+    return files
 
 
 async def main() -> None:
     """Ingest every good PDF, embed the same chunks raw, then re-ingest unchanged."""
-    files = sorted(p for p in PDFS.glob("*.pdf") if p.name not in BAD)
+    files = good_pdfs()
     embedder = make_embedder()
     async with Stack(("postgres", "milvus"), ephemeral=True) as stack:
         env = stack.env()

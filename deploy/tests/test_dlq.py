@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from opentelemetry.sdk.trace import TracerProvider
 
-from weir_common.bus import ensure_topics
-from weir_common.events import new_id
+from weir_common.bus import RetryPolicy, ensure_topics, make_broker, publish, subscriber_options
+from weir_common.events import ChatRequested, new_id
+from weir_common.topics import Topics
 from weir_deploy import dlq
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -77,3 +81,45 @@ def test_the_command_lists_dead_letter_topics(stack_env: dict[str, str]) -> None
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "dead-letter topic(s)" in done.stdout
+
+
+async def test_an_event_parked_by_the_bus_reaches_its_handler_once_after_replay(
+    stack_env: dict[str, str],
+) -> None:
+    bootstrap = stack_env["KAFKA_BOOTSTRAP_SERVERS"]
+    topics = Topics(prefix=f"replay{new_id()[:8]}.")
+    origin = topics.of("chat.requested")
+    await ensure_topics(bootstrap, [origin, dlq.dead_letter_topic(origin)], 1)
+    broker = make_broker(bootstrap, "replaytest", TracerProvider(), RetryPolicy(max_tries=2))
+    fixed = False
+    handled: list[str] = []
+    got_parked, got_handled = asyncio.Event(), asyncio.Event()
+
+    async def handle(event: ChatRequested) -> None:
+        if not fixed:
+            raise RuntimeError("a bug, fixed later")
+        handled.append(event.text)
+        got_handled.set()
+
+    async def on_dead(body: Any) -> None:
+        got_parked.set()
+
+    broker.subscriber(origin, **subscriber_options(f"{topics.prefix}a"))(handle)
+    dead = dlq.dead_letter_topic(origin)
+    broker.subscriber(dead, **subscriber_options(f"{topics.prefix}d"))(on_dead)
+    async with broker:
+        await broker.start()
+        await publish(broker, topics, ChatRequested(text="hi", reply_to="r", conversation_id="c"))
+        async with asyncio.timeout(30):
+            await got_parked.wait()
+        [item] = await dlq.parked(bootstrap, origin)
+        assert (item.reason, item.origin, item.key) == ("handler_error", origin, "c")
+        assert "fixed later" in item.error
+        assert item.time.startswith("20")
+        fixed = True
+        assert await dlq.replay(bootstrap, origin) == 1
+        assert await dlq.replay(bootstrap, origin) == 0
+        async with asyncio.timeout(30):
+            await got_handled.wait()
+        await asyncio.sleep(1.0)  # a second delivery would arrive by now
+    assert handled == ["hi"]

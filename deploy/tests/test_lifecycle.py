@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ import httpx
 import pytest
 
 from weir_deploy import EngineStartError, Services, Stack
-from weir_deploy.base import free_port
+from weir_deploy.base import free_port, port_in_use
 from weir_deploy.kafka import TansuKafka
 from weir_deploy.process import ManagedProcess
 from weir_deploy.redis import RedisEngine
@@ -225,3 +226,87 @@ async def test_supervised_service_is_restarted_and_stop_ends_it(tmp_path: Path) 
     await asyncio.sleep(1.0)  # a supervisor still running would have started it again
     assert services.pid("fakec") is None
     assert services.restarts == {"fakec": 1}
+
+
+async def test_a_service_that_keeps_crashing_is_restarted_with_growing_delays(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "weir_faked").mkdir()
+    (tmp_path / "weir_faked" / "__main__.py").write_text(textwrap.dedent(FAKE_SERVICE))
+    services = Services(
+        {"REDIS_URL": "redis://x"},
+        tmp_path / "logs",
+        names=["faked"],
+        extra_env={"PYTHONPATH": str(tmp_path)},
+        supervise=True,
+    )
+    waits = []
+    async with services:
+        for _ in range(3):
+            pid = services.pid("faked")
+            assert pid is not None
+            os.kill(pid, signal.SIGKILL)
+            killed = time.monotonic()
+            async with asyncio.timeout(20):
+                while services.pid("faked") in (None, pid):  # noqa: ASYNC110 - polls a child
+                    await asyncio.sleep(0.05)
+            waits.append(time.monotonic() - killed)
+            await services.wait_healthy("faked", 20)
+    assert services.restarts == {"faked": 3}
+    # 0.5 s, 1 s, 2 s before each restart (plus polling and start-up)
+    assert waits[0] >= 0.5
+    assert waits[1] >= 1.0
+    assert waits[2] >= 2.0
+    assert waits[2] - waits[0] > 1.0
+
+
+def _child_running(parent: int, module: str) -> int | None:
+    """Pid of ``parent``'s child process running ``python -m <module>``, if any."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if int(fields[1]) == parent and fields[0] != "Z" and module.encode() in cmdline:
+            return int(stat.parent.name)
+    return None
+
+
+def test_cli_run_restarts_a_crashed_service_and_sigint_stops_everything(tmp_path: Path) -> None:
+    (tmp_path / "weir_fakee").mkdir()
+    (tmp_path / "weir_fakee" / "__main__.py").write_text(textwrap.dedent(FAKE_SERVICE))
+    data = Path(tempfile.mkdtemp(prefix="weir-cli-run-"))  # reachable by the postgres user
+    env = {**os.environ, "DATA_DIR": str(data), "PYTHONPATH": str(tmp_path)}
+    for name in ("kafka", "postgres", "redis", "milvus", "gateway"):
+        env[f"WEIR_{name.upper()}_PORT"] = str(free_port())
+    for url in ("KAFKA_BOOTSTRAP_SERVERS", "DATABASE_URL", "REDIS_URL", "MILVUS_URI"):
+        env.pop(url, None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "weir_deploy", "run", "--services", "fakee",
+         "--kafka-impl", "tansu"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("weir is running"), "run did not come up"
+        first = _child_running(proc.pid, "weir_fakee")
+        assert first is not None
+        os.kill(first, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while _child_running(proc.pid, "weir_fakee") in (None, first):
+            assert proc.poll() is None, "run ended when one service died"
+            assert time.monotonic() < deadline, "the crashed service was not restarted"
+            time.sleep(0.1)
+        second = _child_running(proc.pid, "weir_fakee")
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        shutil.rmtree(data, ignore_errors=True)
+    assert second is not None
+    assert group_members(second) == []
+    engines = ("kafka", "postgres", "redis", "milvus")
+    ports = [int(env[f"WEIR_{name.upper()}_PORT"]) for name in engines]
+    assert [port for port in ports if port_in_use(port)] == []  # the engines stopped too

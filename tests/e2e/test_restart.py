@@ -6,6 +6,7 @@ answer quotes the memories and passages it was given, so recall shows in the tex
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -31,7 +32,9 @@ class Product:
 
     def __init__(self) -> None:
         self.data = Path(tempfile.mkdtemp(prefix="weir-e2e-restart-"))
-        self.stack = Stack(ALL_ENGINES, ephemeral=True, data_dir=self.data, kafka_impl="apache")
+        self.stack = Stack(
+            ALL_ENGINES, ephemeral=True, durable=True, data_dir=self.data, kafka_impl="apache"
+        )
         self.gateway_port = free_port()
         self.services: Services | None = None
 
@@ -63,13 +66,16 @@ class Product:
 
 
 @pytest.fixture(scope="module")
-async def product() -> AsyncIterator[Product]:
+async def product(request: pytest.FixtureRequest) -> AsyncIterator[Product]:
     running = Product()
+    failed_before = request.session.testsfailed
     await running.start()
     try:
         yield running
     finally:
         await running.stop()
+        if request.session.testsfailed == failed_before:  # else keep the logs
+            shutil.rmtree(running.data, ignore_errors=True)
 
 
 async def _remembered(product: Product, needle: str) -> bool:

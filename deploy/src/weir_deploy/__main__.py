@@ -112,7 +112,7 @@ async def _dlq(args: argparse.Namespace) -> int:
         print(f"{sum(held.values())} parked event(s) in {len(held)} dead-letter topic(s)")
         return 0
     for item in await dlq.parked(bootstrap, args.topic, args.limit):
-        print(f"{item.partition}:{item.offset}  key={item.key}  {item.reason} "
+        print(f"{item.partition}:{item.offset}  {item.time}  key={item.key}  {item.reason} "
               f"(tries {item.tries}) from {item.origin}: {item.error}")  # fmt: skip
     return 0
 

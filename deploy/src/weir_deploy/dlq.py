@@ -1,10 +1,11 @@
 """Dead letters: list what was parked in `<topic>.dlq`, and re-publish it after a fix.
 
 `python -m weir_deploy dlq list [TOPIC]` counts parked events per dead-letter topic (with a
-topic: each event's offset, key, reason and error). `python -m weir_deploy dlq replay TOPIC`
-re-publishes the parked events of `TOPIC` (or of `TOPIC.dlq`) to the topic they came from,
-with their key and headers (less the `x-dlq-*` ones). How far it replayed is committed as the
-offset of the consumer group `weir.dlq.replay`, so a second replay sends only newer ones.
+topic: each event's offset, key, reason, error, origin and time).
+`python -m weir_deploy dlq replay TOPIC` re-publishes the parked events of `TOPIC` (or of
+`TOPIC.dlq`) to the topic they came from, with their key and headers (less the `x-dlq-*`
+ones). How far it replayed is committed as the offset of the consumer group
+`weir.dlq.replay`, so a second replay sends only newer ones.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ class Parked:
     error: str
     origin: str
     tries: str
+    time: str
 
 
 async def _stop(consumer: AIOKafkaConsumer) -> None:
@@ -81,6 +83,7 @@ def _parked(record: ConsumerRecord[bytes, bytes]) -> Parked:
         error=headers.get(PREFIX + "error", ""),
         origin=headers.get(PREFIX + "topic", record.topic.removesuffix(SUFFIX)),
         tries=headers.get(PREFIX + "tries", "1"),
+        time=headers.get(PREFIX + "time", "?"),
     )
 
 

@@ -40,6 +40,8 @@ class Stack:
 
     ``ephemeral=True`` picks free random ports and a fresh temporary data folder (tests);
     otherwise fixed ports (overridable by ``WEIR_<ENGINE>_PORT``) and ``DATA_DIR``.
+    ``durable`` (default: not ephemeral) makes PostgreSQL fsync its commits, so the data of
+    an ephemeral stack given its own ``data_dir`` survives restarts as ``make run``'s does.
     """
 
     def __init__(
@@ -49,14 +51,17 @@ class Stack:
         ephemeral: bool = False,
         data_dir: Path | None = None,
         kafka_impl: str | None = None,
+        durable: bool | None = None,
     ) -> None:
         unknown = [name for name in engines if name not in KNOWN_ENGINES]
         if unknown:
             raise ValueError(f"unknown engines {unknown}; choose from {KNOWN_ENGINES}")
         self.names = tuple(engines)
         self.ephemeral = ephemeral
+        self.durable = not ephemeral if durable is None else durable
         self._owns_data_dir = data_dir is None and ephemeral
         self._failed = False
+        self._ever_started = False
         if data_dir is None:
             data_dir = (
                 Path(tempfile.mkdtemp(prefix="weir-stack-")) if ephemeral else default_data_dir()
@@ -76,7 +81,7 @@ class Stack:
             controller = None if self.ephemeral else env_port("kafka_controller", port + 1)
             return make_kafka(self.data_dir, port, self.kafka_impl, controller)
         if name == "postgres":
-            return PostgresEngine(self.data_dir, port, durable=not self.ephemeral)
+            return PostgresEngine(self.data_dir, port, durable=self.durable)
         if name == "redis":
             return RedisEngine(self.data_dir, port)
         if name == "elasticsearch":
@@ -97,8 +102,11 @@ class Stack:
                 await engine.start()
                 break
             except EngineStartError as exc:
-                # Random ports can be grabbed by someone else between pick and bind: re-pick.
-                if not (self.ephemeral and "already in use" in exc.reason) or attempt == 2:
+                # Random ports can be grabbed by someone else between pick and bind: re-pick,
+                # but only on a first start (a restart must keep the ports its data knows).
+                taken = "already in use" in exc.reason
+                repick = taken and self.ephemeral and not self._ever_started
+                if not repick or attempt == 2:
                     raise
                 log.warning("stack.port_retry", engine=engine.name, reason=exc.reason)
                 index = self.engines.index(engine)
@@ -133,6 +141,7 @@ class Stack:
                 raise error
             name = tasks[failed[0]].name
             raise EngineStartError(name, f"{type(error).__name__}: {error}") from error
+        self._ever_started = True
         self.write_env_file()
         log.info("stack.ready", seconds=self.startup_seconds)
 

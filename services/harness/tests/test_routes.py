@@ -42,6 +42,7 @@ from weir_common.events import (
     TurnRecorded,
     new_id,
 )
+from weir_harness.budget import size_of
 from weir_harness.capabilities import Capabilities
 from weir_harness.models import Run, RunStatus
 from weir_harness.repository import RunRepository
@@ -398,6 +399,30 @@ async def test_single_tool_route_calls_one_tool_then_answers(
     assert (done.state.model_turns, done.state.tool_calls) == (2, 1)
     assert done.state.next_call is None
     assert [s["kind"] for s in await log_of(repo, request.run_id)].count("budget") == 0
+
+
+async def test_a_huge_observation_is_trimmed_to_the_message_budget_with_a_note(
+    repo: RunRepository, settings: HarnessSettings, clock: ManualClock
+) -> None:
+    small = settings.model_copy(update={"max_message_bytes": 50_000})
+    service = RunService(repo, small, clock=clock, capabilities=with_tools("fetch"))
+    request = chat()
+    planning = command_of(await routed(service, Route.SINGLE_TOOL, request))
+    call = command_of(await service.on_result(plan(planning, "fetch", url="https://x.test")))
+    out = await service.on_result(tool_result(call, "page " * 40_000))
+
+    generate = command_of(out)
+    assert isinstance(generate, AnswerGenerateRequested)
+    assert size_of(generate) <= 50_000
+    assert generate.observations[0].content.startswith("page page")
+    log = await log_of(repo, request.run_id)
+    notes = [s for s in log if s["kind"] == "budget"]
+    assert [(s["step"], s["event_id"]) for s in notes] == [
+        ("answer.generate.requested", generate.event_id)
+    ]
+    assert notes[0]["payload"]["trimmed"] == ["observations trimmed: 1 (fetch, 200000 chars)"]
+    run = await load(repo, request.run_id)
+    assert len(run.state.observations[0].content) == 200_000  # the run keeps it whole
 
 
 @pytest.mark.parametrize("route", [Route.SINGLE_TOOL, Route.REACT])

@@ -6,10 +6,12 @@ command with the result a worker would send (`request_id` = the command's `event
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import asyncpg
 import pytest
 
 from weir_common.events import (
@@ -325,6 +327,42 @@ async def test_request_without_ids_gets_them_on_every_command(
     out = await finish(service, memory)
     assert out == []
     assert (await load(repo, request.event_id)).status is RunStatus.COMPLETED
+
+
+# --- the outbox --------------------------------------------------------------------------------
+
+
+async def outbox(database_url: str) -> list[tuple[str, str | None, str | None]]:
+    """The outbox rows in id order: (event id, topic, traceparent)."""
+    conn = await asyncpg.connect(database_url)
+    try:
+        rows = await conn.fetch("SELECT event, topic, traceparent FROM outbox ORDER BY id")
+    finally:
+        await conn.close()
+    return [(json.loads(r["event"])["event_id"], r["topic"], r["traceparent"]) for r in rows]
+
+
+async def test_every_decided_event_is_written_to_the_outbox_with_the_run(
+    service: RunService, database_url: str
+) -> None:
+    decided = await service.on_chat(chat(), TRACEPARENT)
+    out = decided
+    while any(isinstance(item.event, StepCommand) for item in out):
+        out = await service.on_result(result_for(command_of(out)))
+        decided += out
+    assert "run.completed" in types(decided)
+    assert await outbox(database_url) == [
+        (item.event.event_id, item.topic, TRACEPARENT) for item in decided
+    ]
+
+
+async def test_a_redelivered_request_writes_nothing_more_to_the_outbox(
+    service: RunService, database_url: str
+) -> None:
+    request = chat()
+    await service.on_chat(request, None)
+    assert await service.on_chat(request, None) == []
+    assert len(await outbox(database_url)) == 1
 
 
 # --- idempotency -------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Wiring of the harness: broker, subscribers, run store, deadline sweeper."""
+"""Wiring of the harness: broker, subscribers, run store, outbox relay, deadline sweeper."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from weir_common.logs import setup_logging
 from weir_common.runtime import service_app
 from weir_common.telemetry import setup_tracing
 from weir_harness.handlers import HarnessHandlers
+from weir_harness.outbox import OutboxRelay, RelayPolicy
 from weir_harness.repository import RunRepository
 from weir_harness.service import RunService
 from weir_harness.settings import HarnessSettings
@@ -26,8 +27,9 @@ def create_app(settings: HarnessSettings) -> FastAPI:
     provider = setup_tracing("harness", settings.otel_exporter_otlp_endpoint)
     broker = make_broker(settings.kafka_bootstrap_servers, "harness", provider)
     repo = RunRepository(settings.database_url)
-    handlers = HarnessHandlers(RunService(repo, settings), broker, settings.topics)
     topics = settings.topics
+    relay = OutboxRelay(settings.database_url, broker, topics, _relay_policy(settings))
+    handlers = HarnessHandlers(RunService(repo, settings), relay)
     wait = settings.kafka_fetch_max_wait_ms
     broker.subscriber(
         topics.of("chat.requested"),
@@ -42,13 +44,14 @@ def create_app(settings: HarnessSettings) -> FastAPI:
         topics.of("tools.catalog.updated"),
         **subscriber_options(f"weir.harness.catalog.{new_id()}", fetch_max_wait_ms=wait),
     )(handlers.on_catalog)
-    sweeper: list[asyncio.Task[None]] = []
+    tasks: list[asyncio.Task[None]] = []
 
-    async def start_sweeper() -> None:
-        sweeper.append(asyncio.create_task(handlers.sweep_forever(settings.sweep_interval_s)))
+    async def start_tasks() -> None:
+        tasks.append(asyncio.create_task(relay.run_forever()))
+        tasks.append(asyncio.create_task(handlers.sweep_forever(settings.sweep_interval_s)))
 
     async def stop() -> None:
-        for task in sweeper:
+        for task in tasks:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
@@ -59,7 +62,7 @@ def create_app(settings: HarnessSettings) -> FastAPI:
         name="harness",
         settings=settings,
         broker=broker,
-        on_startup=[repo.open, start_sweeper],
+        on_startup=[repo.open, start_tasks],
         on_shutdown=[stop],
     )
     app.state.repository = repo
@@ -79,3 +82,11 @@ def create_app(settings: HarnessSettings) -> FastAPI:
         return {"user_id": user_id, "runs_deleted": await repo.forget_user(user_id)}
 
     return app
+
+
+def _relay_policy(settings: HarnessSettings) -> RelayPolicy:
+    return RelayPolicy(
+        poll_interval_s=settings.outbox_poll_interval_s,
+        backoff_base_s=settings.outbox_backoff_base_s,
+        backoff_max_s=settings.outbox_backoff_max_s,
+    )

@@ -6,11 +6,12 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
-from importlib import resources
 from typing import Any
 
 import asyncpg
 
+from weir_common.events import Event
+from weir_common.migrations import migrate_package
 from weir_harness.models import ACTIVE, Run, RunStatus
 
 # Column names are constants of this module, never input: S608 does not apply.
@@ -20,7 +21,11 @@ _COLUMNS = (
 )
 
 
-async def _init_connection(conn: asyncpg.Connection) -> None:
+OUTBOX_CHANNEL = "weir_harness_outbox"  # NOTIFYed on commit of new outbox rows
+
+
+async def init_connection(conn: asyncpg.Connection) -> None:
+    """JSON in and out of jsonb columns."""
     await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
 
@@ -131,6 +136,18 @@ class RunTx:
         )
         return [_to_run(r) for r in rows]
 
+    async def enqueue(self, event: Event, topic: str | None, traceparent: str | None) -> None:
+        """Add `event` to the outbox: published by the relay once this transaction commits."""
+        await self._conn.execute(
+            "INSERT INTO outbox (run_id, topic, event, traceparent) VALUES ($1, $2, $3, $4)",
+            event.run_id or "",
+            topic,
+            event.model_dump(mode="json"),
+            traceparent,
+        )
+        # delivered at commit, once per transaction: wakes a relay leader in another replica
+        await self._conn.execute("SELECT pg_notify($1, '')", OUTBOX_CHANNEL)
+
     async def step_log(self, run_id: str) -> list[dict[str, Any]]:
         """The step log of a run, in order."""
         rows = await self._conn.fetch(
@@ -167,17 +184,11 @@ class RunRepository:
         self._pool: asyncpg.Pool | None = None
 
     async def open(self) -> None:
-        """Connect and create the tables if they are missing."""
+        """Connect and migrate the tables to the latest version (`migrations/`)."""
         self._pool = await asyncpg.create_pool(
-            self._dsn, min_size=1, max_size=5, init=_init_connection
+            self._dsn, min_size=1, max_size=5, init=init_connection
         )
-        schema = resources.files("weir_harness").joinpath("schema.sql").read_text()
-        async with self._pool.acquire() as conn:
-            await conn.execute("SELECT pg_advisory_lock(7261)")  # one migrator at a time
-            try:
-                await conn.execute(schema)
-            finally:
-                await conn.execute("SELECT pg_advisory_unlock(7261)")
+        await migrate_package(self._pool, "harness", "weir_harness")
 
     async def close(self) -> None:
         """Close the pool."""

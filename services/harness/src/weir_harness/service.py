@@ -1,9 +1,11 @@
-"""The run state machine. It decides; the handlers publish what it returns.
+"""The run state machine. It decides; the outbox relay publishes what it decided.
 
 Every transition happens in one PostgreSQL transaction: the result is deduped by its event
-id, snapshotted, and the next command recorded as pending, before anything is published. A
-command that is lost (the harness or a worker crashed) is sent again when its deadline
-passes, so the harness is the only place where retries happen.
+id, snapshotted, the next command recorded as pending, and every command and reply written
+to the outbox, all committed together; the relay (`weir_harness.outbox`) publishes them
+afterwards, so nothing decided is lost to a crash between commit and publish. A command
+that is lost on its way (a worker crashed) is sent again when its deadline passes, so the
+harness is the only place where retries happen.
 
 A restart touches only what is late: nothing is re-sent when the harness starts. A command
 whose deadline passed while no harness was running (before this process started) is
@@ -20,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 import structlog
 
 from weir_common.events import ChatRequested, Event, HarnessResult, RunFailed, StepFailed
+from weir_harness.budget import fit, size_of
 from weir_harness.capabilities import Capabilities
 from weir_harness.models import Run, RunStatus
 from weir_harness.repository import RunRepository, RunTx
@@ -40,7 +43,7 @@ Clock = Callable[[], datetime]
 
 @dataclass(frozen=True, slots=True)
 class Outgoing:
-    """An event to publish once the transaction that produced it has committed."""
+    """An event decided by a transaction, written to its outbox (published after commit)."""
 
     event: Event
     topic: str | None = None  # None: the event type's own topic
@@ -53,6 +56,11 @@ class _Out:
 
     def add(self, event: Event, topic: str | None = None, run: Run | None = None) -> None:
         self.items.append(Outgoing(event, topic, run.traceparent if run else None))
+
+    async def stage(self, tx: RunTx) -> None:
+        """Write the decided events to the outbox of the transaction."""
+        for item in self.items:
+            await tx.enqueue(item.event, item.topic, item.traceparent)
 
 
 class RunService:
@@ -100,6 +108,7 @@ class RunService:
             await tx.lock_conversation(run.conversation_id)
             if not await tx.has_active(run.conversation_id, other_than=run.run_id):
                 await self._start(tx, run, out)
+            await out.stage(tx)
         return out.items
 
     async def on_result(self, result: HarnessResult) -> list[Outgoing]:
@@ -119,6 +128,7 @@ class RunService:
                 await self._apply(
                     tx, run, decide(run, result, self.capabilities, self._settings), out
                 )
+            await out.stage(tx)
         return out.items
 
     async def sweep(self) -> list[Outgoing]:
@@ -138,6 +148,7 @@ class RunService:
                         run, "timeout", run.pending_event_id or "", {"deadline": str(run.deadline)}
                     )
                     await self._failed(tx, run, f"no answer to {run.step} in time", True, out)
+            await out.stage(tx)
         return out.items
 
     async def _resend(self, tx: RunTx, run: Run, out: _Out) -> None:
@@ -164,6 +175,7 @@ class RunService:
         if attempt == 1 and not again and counts_as_model_turn(step):
             state.model_turns += 1
         command = build_command(run, step, attempt, self.capabilities, self._settings)
+        command, trimmed = fit(command, self._settings.max_message_bytes)
         run.step, run.attempt, run.pending_event_id = step, attempt, command.event_id
         run.retry_at = None
         run.deadline = now + timedelta(seconds=self._settings.timeout_for(step))
@@ -172,6 +184,10 @@ class RunService:
                 seconds=self._settings.agent_max_runtime_seconds
             )
             run.deadline = min(run.deadline, loop_end)
+        if trimmed:
+            note = {"trimmed": trimmed, "bytes": size_of(command)}
+            await tx.add_step(run, "budget", command.event_id, note, step)
+            log.warning("command.trimmed", run_id=run.run_id, step=step, trimmed=trimmed)
         await tx.add_step(run, "command", command.event_id, command.model_dump(mode="json"))
         await tx.save(run)
         out.add(command, run=run)

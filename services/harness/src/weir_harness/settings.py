@@ -22,6 +22,18 @@ class HarnessSettings(WeirSettings):
     sweep_interval_s: float = Field(
         default=0.2, gt=0, description="How often deadlines are checked."
     )
+    outbox_poll_interval_s: float = Field(
+        default=1.0, gt=0, description="How often the outbox relay looks without being woken."
+    )
+    outbox_backoff_base_s: float = Field(
+        default=0.5, gt=0, description="A failed publish is retried after base × 2^(n-1)."
+    )
+    outbox_backoff_max_s: float = Field(default=30.0, gt=0, description="Longest publish wait.")
+    max_message_bytes: int = Field(
+        default=900_000,
+        ge=10_000,
+        description="Largest command sent (below the broker's 1 MB); larger ones are trimmed.",
+    )
     rag_connected: bool = Field(default=False, description="A rag service is deployed.")
     rag_top_k: int = Field(default=5, ge=1)
     agent_max_model_turns: int = Field(default=6, ge=2, description="Model calls per request.")

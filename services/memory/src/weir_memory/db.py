@@ -10,14 +10,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from importlib import resources
 
 import asyncpg
 
-from .repository import StoreError
+from weir_common.migrations import migrate_package
 
-# one migrator at a time when several memory replicas start together
-_MIGRATION_LOCK = 7262
+from .repository import StoreError
 
 
 @contextmanager
@@ -30,7 +28,7 @@ def pg_errors() -> Iterator[None]:
 
 
 class Database:
-    """A pool over `dsn`, with the tables of `schema.sql` created on `open`, and a pool of
+    """A pool over `dsn`, with the schema migrated (`migrations/`) on `open`, and a pool of
     `lock_slots` connections that hold advisory locks."""
 
     def __init__(self, dsn: str, max_size: int = 8, lock_slots: int = 4) -> None:
@@ -41,16 +39,10 @@ class Database:
         self._locks: asyncpg.Pool | None = None
 
     async def open(self) -> None:
-        """Connect and create (or migrate) the tables."""
+        """Connect and migrate the tables to the latest version."""
         self._pool = await asyncpg.create_pool(self._dsn, min_size=1, max_size=self._max_size)
         self._locks = await asyncpg.create_pool(self._dsn, min_size=0, max_size=self._lock_slots)
-        schema = resources.files("weir_memory").joinpath("schema.sql").read_text()
-        async with self._pool.acquire() as conn:
-            await conn.execute("SELECT pg_advisory_lock($1)", _MIGRATION_LOCK)
-            try:
-                await conn.execute(schema)
-            finally:
-                await conn.execute("SELECT pg_advisory_unlock($1)", _MIGRATION_LOCK)
+        await migrate_package(self._pool, "memory", "weir_memory")
 
     async def close(self) -> None:
         """Close both pools."""

@@ -16,7 +16,7 @@ PDFS = Path(__file__).resolve().parents[4] / "tests" / "data" / "pdfs"
 
 
 def pdf_bytes(name: str) -> bytes:
-    """A PDF of the shared test data (read in place, never copied)."""
+    """A PDF of the repository's test data (tests/data/pdfs)."""
     return (PDFS / name).read_bytes()
 
 

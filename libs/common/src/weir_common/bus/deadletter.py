@@ -11,12 +11,16 @@ while the message stays unacknowledged: a crash meanwhile redelivers it. Only af
 number of tries is it parked, with reason `retries_exhausted`, for `weir_deploy dlq replay`
 once the engine is back. (Workers answering harness commands report engine failures as a
 transient `step.failed` themselves: the harness owns step retries.)
+
+A parked message keeps its key and headers, plus `x-dlq-*` headers (reason, error, origin
+topic, partition, offset, tries, time).
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -37,6 +41,7 @@ REASON_HEADER = "x-dlq-reason"
 TRIES_HEADER = "x-dlq-tries"
 ERROR_HEADER = "x-dlq-error"
 ORIGIN_HEADER = "x-dlq-topic"
+TIME_HEADER = "x-dlq-time"
 MAX_REASON_CHARS = 2000
 
 
@@ -103,12 +108,14 @@ class _DeadLetterScope(BaseMiddleware):
             topic=Topics.dead_letter(topic),
             key=getattr(record, "key", None),
             headers={
+                **msg.headers,  # kept (trace context, event type) for a replay
                 REASON_HEADER: reason,
                 ERROR_HEADER: error,
                 ORIGIN_HEADER: topic,
                 "x-dlq-partition": str(getattr(record, "partition", "")),
                 "x-dlq-offset": str(getattr(record, "offset", "")),
                 TRIES_HEADER: str(tries),
+                TIME_HEADER: datetime.now(UTC).isoformat(timespec="seconds"),
             },
         )
         log.warning("event.dead_lettered", topic=topic, reason=reason, error=error)

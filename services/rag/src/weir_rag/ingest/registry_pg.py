@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from importlib import resources
-
 import asyncpg
 
+from weir_common.migrations import migrate_package
 from weir_rag.ingest.registry import (
     Decision,
     DocumentInfo,
@@ -40,13 +39,11 @@ class PostgresRegistry:
         return self._pool
 
     async def open(self) -> None:
-        """Connect and create the table if missing."""
+        """Connect and migrate the table to the latest version (`migrations/`)."""
         self._pool = await asyncpg.create_pool(
             self._dsn, min_size=self._sizes[0], max_size=self._sizes[1]
         )
-        schema = resources.files("weir_rag.ingest").joinpath("schema.sql").read_text()
-        async with self.pool.acquire() as conn:
-            await conn.execute(schema)
+        await migrate_package(self.pool, "rag", "weir_rag.ingest")
 
     async def close(self) -> None:
         """Close the pool."""

@@ -1,5 +1,6 @@
--- Tables owned by the memory service (created at start-up, migrated by the statements at
--- the end: an existing database gets the same columns as a new one).
+-- Version 1 of the tables owned by the memory service. Idempotent: a database made before
+-- versioned migrations (by the same statements) is adopted as it is, and the statements at
+-- the end give one made by still earlier code the same columns.
 -- Every key includes the user: ids chosen elsewhere (run ids, conversation ids) can never
 -- make one user's row collide with another's.
 
