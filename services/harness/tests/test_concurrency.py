@@ -30,6 +30,7 @@ from weir_common.events import (
     TurnRecorded,
     new_id,
 )
+from weir_common.topics import Topics
 from weir_harness.models import Run, RunStatus
 from weir_harness.repository import RunRepository, RunTx
 from weir_harness.service import Outgoing, RunService
@@ -40,7 +41,7 @@ pytestmark = pytest.mark.integration
 
 class _PausingTx(RunTx):
     def __init__(self, conn: asyncpg.Connection, repo: PausingRepository) -> None:
-        super().__init__(conn)
+        super().__init__(conn, Topics().prefix)
         self._repo = repo
 
     async def next_queued(self, conversation_id: str) -> Run | None:

@@ -36,6 +36,17 @@ def topics() -> Topics:
 
 
 @pytest.fixture
+async def repo(database_url: str, topics: Topics) -> AsyncIterator[RunRepository]:
+    """The repository of the deployment whose topics the relay publishes to."""
+    repository = RunRepository(database_url, topics.prefix)
+    await repository.open()
+    try:
+        yield repository
+    finally:
+        await repository.close()
+
+
+@pytest.fixture
 async def connection(database_url: str, repo: RunRepository) -> AsyncIterator[asyncpg.Connection]:
     """A connection to the test's database (schema migrated by `repo`)."""
     conn = await asyncpg.connect(database_url)
@@ -178,6 +189,32 @@ async def test_rows_written_while_the_broker_is_down_all_go_out_in_order_after_i
         await kafka.stop()
     assert of_run(found, "run-a") == ["a0", "a1", "a2"]
     assert of_run(found, "run-b") == ["b0", "b1", "b2"]
+
+
+async def test_deployments_sharing_a_database_each_relay_only_their_own_rows(
+    stack_env: dict[str, str],
+    repo: RunRepository,
+    database_url: str,
+    connection: asyncpg.Connection,
+    broker: KafkaBroker,
+    topics: Topics,
+) -> None:
+    bootstrap = stack_env["KAFKA_BOOTSTRAP_SERVERS"]
+    reply = topics.of("reply")
+    await ensure_topics(bootstrap, [reply], 3)
+    theirs = Topics(prefix=f"other{new_id()[:8]}.")
+    other = RunRepository(database_url, theirs.prefix)
+    await other.open()
+    try:
+        await enqueue(repo, reply, step("run-a", "a0"))
+        await enqueue(other, reply, step("run-z", "z0"))
+        assert await OutboxRelay("unused", broker, topics, FAST).relay_once(connection) == 1
+        assert [r["run_id"] for r in await outbox_rows(connection)] == ["run-z"]
+        assert await consume(bootstrap, reply, 1) == [("run-a", "a0")]
+        assert await OutboxRelay("unused", broker, theirs, FAST).relay_once(connection) == 1
+        assert await outbox_rows(connection) == []
+    finally:
+        await other.close()
 
 
 async def test_one_relay_leads_and_a_standby_takes_over_when_it_goes(

@@ -720,6 +720,28 @@ async def test_a_restart_resends_nothing_that_is_not_late(
     assert await restarted.sweep() == []
 
 
+async def test_a_deployment_sweeps_only_its_own_runs_of_a_shared_database(
+    service: RunService,
+    repo: RunRepository,
+    second_repo: RunRepository,
+    database_url: str,
+    settings: HarnessSettings,
+    clock: ManualClock,
+) -> None:
+    other = RunRepository(database_url, "other.")  # another topic prefix, the same database
+    await other.open()
+    try:
+        theirs = RunService(other, settings, clock)
+        command_of(await theirs.on_chat(chat(), None))
+        mine = command_of(await service.on_chat(chat(), None))
+        await repo.close()  # the harness crashed
+        clock.advance(600)  # and both runs are late when it is back
+        restarted = RunService(second_repo, settings, clock)
+        assert [item.event.run_id for item in await restarted.sweep()] == [mine.run_id]
+    finally:
+        await other.close()
+
+
 async def test_a_restart_resends_commands_late_while_it_was_down_without_spending_attempts(
     service: RunService,
     repo: RunRepository,

@@ -26,7 +26,7 @@ def create_app(settings: HarnessSettings) -> FastAPI:
     setup_logging("harness", settings.log_level, settings.log_json)
     provider = setup_tracing("harness", settings.otel_exporter_otlp_endpoint)
     broker = make_broker(settings.kafka_bootstrap_servers, "harness", provider)
-    repo = RunRepository(settings.database_url)
+    repo = RunRepository(settings.database_url, settings.topics.prefix)
     topics = settings.topics
     relay = OutboxRelay(settings.database_url, broker, topics, _relay_policy(settings))
     handlers = HarnessHandlers(RunService(repo, settings), relay)

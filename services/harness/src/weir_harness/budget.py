@@ -11,7 +11,6 @@ would wait for nothing), so it is trimmed before it is written, by rule, least u
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -25,8 +24,8 @@ Rule = Callable[[StepCommand, int], tuple[StepCommand, str | None]]
 
 
 def size_of(command: StepCommand) -> int:
-    """The bytes `command` takes as a JSON message body (an upper bound of the encoder's)."""
-    return len(json.dumps(command.model_dump(mode="json"), ensure_ascii=False).encode())
+    """The bytes `command` takes as a JSON message body."""
+    return len(command.model_dump_json().encode())
 
 
 def fit(command: StepCommand, max_bytes: int) -> tuple[StepCommand, list[str]]:
@@ -50,19 +49,30 @@ def _cut(text: str, excess: int) -> str | None:
     return text[:keep] + _MARK.format(n=len(text) - keep)
 
 
-def _trim_observations(command: StepCommand, max_bytes: int) -> tuple[StepCommand, str | None]:
-    observations: list[Observation] = list(getattr(command, "observations", []))
-    trimmed: list[str] = []
-    for i, observation in enumerate(observations):
+def _trim_texts(
+    command: StepCommand, max_bytes: int, items: str, text: str
+) -> tuple[StepCommand, list[int]]:
+    """Shorten field `text` of each element of list `items`, first to last, until the
+    command fits; the indexes of the elements shortened."""
+    elements: list[Any] = list(getattr(command, items, []))
+    trimmed: list[int] = []
+    for i, element in enumerate(elements):
         excess = size_of(command) - max_bytes
         if excess <= 0:
             break
-        content = _cut(observation.content, excess)
-        if content is not None:
-            observations[i] = observation.model_copy(update={"content": content})
-            command = command.model_copy(update={"observations": observations})
-            trimmed.append(f"{i + 1} ({observation.tool}, {len(observation.content)} chars)")
-    return command, f"observations trimmed: {', '.join(trimmed)}" if trimmed else None
+        shorter = _cut(getattr(element, text), excess)
+        if shorter is not None:
+            elements[i] = element.model_copy(update={text: shorter})
+            command = command.model_copy(update={items: elements})
+            trimmed.append(i)
+    return command, trimmed
+
+
+def _trim_observations(command: StepCommand, max_bytes: int) -> tuple[StepCommand, str | None]:
+    before: list[Observation] = list(getattr(command, "observations", []))
+    command, trimmed = _trim_texts(command, max_bytes, "observations", "content")
+    named = [f"{i + 1} ({before[i].tool}, {len(before[i].content)} chars)" for i in trimmed]
+    return command, f"observations trimmed: {', '.join(named)}" if named else None
 
 
 def _drop_evidence(command: StepCommand, max_bytes: int) -> tuple[StepCommand, str | None]:
@@ -88,15 +98,5 @@ def _drop_history(command: StepCommand, max_bytes: int) -> tuple[StepCommand, st
 
 
 def _trim_evidence(command: StepCommand, max_bytes: int) -> tuple[StepCommand, str | None]:
-    evidence: list[Passage] = list(getattr(command, "evidence", []))
-    trimmed = 0
-    for i, passage in enumerate(evidence):
-        excess = size_of(command) - max_bytes
-        if excess <= 0:
-            break
-        text = _cut(passage.text, excess)
-        if text is not None:
-            evidence[i] = passage.model_copy(update={"text": text})
-            command = command.model_copy(update={"evidence": evidence})
-            trimmed += 1
-    return command, f"evidence text trimmed in {trimmed} passage(s)" if trimmed else None
+    command, trimmed = _trim_texts(command, max_bytes, "evidence", "text")
+    return command, f"evidence text trimmed in {len(trimmed)} passage(s)" if trimmed else None

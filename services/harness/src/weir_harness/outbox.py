@@ -5,8 +5,10 @@ changes the run. This relay publishes those rows and deletes them once the broke
 acknowledged them, so a crash anywhere leaves the rows to publish again (at least once: the
 consumers dedupe by event id).
 
-- One relay per database publishes: the holder of a session advisory lock (the leader). The
-  others stand by and take over when the leader's connection goes away.
+- One relay per database and deployment (topic prefix) publishes: the holder of a session
+  advisory lock (the leader). The others stand by and take over when the leader's
+  connection goes away. A deployment relays only its own rows, so several may share a
+  database.
 - It wakes at once when this process commits (`wake`) or another replica does (LISTEN on
   the channel the transactions NOTIFY), and polls anyway for anything missed.
 - Rows of one run go out in id order, runs in parallel. A row whose publish failed waits for
@@ -35,12 +37,14 @@ from weir_harness.repository import OUTBOX_CHANNEL, init_connection
 log = structlog.get_logger(__name__)
 tracer = trace.get_tracer("weir.harness")
 
-_LEADER = (7263, 0)  # advisory lock (class, id) held by the publishing relay
+_LEADER = "SELECT pg_try_advisory_lock(7263, hashtext($1))"  # held by the publishing relay
 # The oldest rows whose run has no row waiting for a retry at or before them.
 _READY = """
 SELECT id, run_id, topic, event, traceparent, attempts FROM outbox o
-WHERE NOT EXISTS (
-    SELECT 1 FROM outbox w WHERE w.run_id = o.run_id AND w.id <= o.id AND w.next_try_at > now()
+WHERE namespace = $2 AND NOT EXISTS (
+    SELECT 1 FROM outbox w
+    WHERE w.namespace = o.namespace AND w.run_id = o.run_id AND w.id <= o.id
+        AND w.next_try_at > now()
 )
 ORDER BY id LIMIT $1
 """
@@ -94,7 +98,7 @@ class OutboxRelay:
 
     async def relay_once(self, conn: asyncpg.Connection) -> int:
         """Publish the ready rows of one batch; how many went out (and were deleted)."""
-        rows = await conn.fetch(_READY, self._policy.batch)
+        rows = await conn.fetch(_READY, self._policy.batch, self._topics.prefix)
         by_run: dict[str, list[asyncpg.Record]] = {}
         for row in rows:
             by_run.setdefault(row["run_id"], []).append(row)
@@ -108,7 +112,7 @@ class OutboxRelay:
         return len(sent)
 
     async def _serve(self, conn: asyncpg.Connection) -> None:
-        while not await conn.fetchval("SELECT pg_try_advisory_lock($1, $2)", *_LEADER):
+        while not await conn.fetchval(_LEADER, self._topics.prefix):
             await self._wait()
         log.info("outbox.leading")
         await conn.add_listener(OUTBOX_CHANNEL, self._on_notify)

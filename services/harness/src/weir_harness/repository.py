@@ -12,6 +12,7 @@ import asyncpg
 
 from weir_common.events import Event
 from weir_common.migrations import migrate_package
+from weir_common.topics import Topics
 from weir_harness.models import ACTIVE, Run, RunStatus
 
 # Column names are constants of this module, never input: S608 does not apply.
@@ -36,8 +37,9 @@ def _to_run(row: asyncpg.Record) -> Run:
 class RunTx:
     """The statements of one transaction over runs."""
 
-    def __init__(self, conn: asyncpg.Connection) -> None:
+    def __init__(self, conn: asyncpg.Connection, namespace: str) -> None:
         self._conn = conn
+        self._namespace = namespace
 
     async def first_time(self, event_id: str) -> bool:
         """Record `event_id` as processed; False when it already was (a redelivery)."""
@@ -49,9 +51,11 @@ class RunTx:
     async def insert(self, run: Run) -> bool:
         """Store a new run; False when a run with that id exists."""
         status = await self._conn.execute(
-            f"INSERT INTO runs ({_COLUMNS}) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)"  # noqa: S608
+            f"INSERT INTO runs ({_COLUMNS}, namespace)"  # noqa: S608
+            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)"
             " ON CONFLICT (run_id) DO NOTHING",
             *_values(run),
+            self._namespace,
         )
         return bool(status.endswith(" 1"))
 
@@ -125,21 +129,25 @@ class RunTx:
         return _to_run(row) if row else None
 
     async def due(self, now: datetime, limit: int = 50) -> list[Run]:
-        """Active runs whose deadline or retry time has come, locked, skipping busy ones."""
+        """This deployment's active runs whose deadline or retry time has come, locked,
+        skipping busy ones."""
         rows = await self._conn.fetch(
             f"SELECT {_COLUMNS} FROM runs WHERE status = ANY($1::text[])"  # noqa: S608
-            " AND (deadline <= $2 OR retry_at <= $2) ORDER BY deadline LIMIT $3"
-            " FOR UPDATE SKIP LOCKED",
+            " AND namespace IN ($4, '') AND (deadline <= $2 OR retry_at <= $2)"
+            " ORDER BY deadline LIMIT $3 FOR UPDATE SKIP LOCKED",
             [s.value for s in ACTIVE],
             now,
             limit,
+            self._namespace,
         )
         return [_to_run(r) for r in rows]
 
     async def enqueue(self, event: Event, topic: str | None, traceparent: str | None) -> None:
         """Add `event` to the outbox: published by the relay once this transaction commits."""
         await self._conn.execute(
-            "INSERT INTO outbox (run_id, topic, event, traceparent) VALUES ($1, $2, $3, $4)",
+            "INSERT INTO outbox (namespace, run_id, topic, event, traceparent)"
+            " VALUES ($1, $2, $3, $4, $5)",
+            self._namespace,
             event.run_id or "",
             topic,
             event.model_dump(mode="json"),
@@ -179,8 +187,11 @@ def _values(run: Run) -> tuple[Any, ...]:
 class RunRepository:
     """All access to the harness's tables."""
 
-    def __init__(self, dsn: str) -> None:
+    def __init__(self, dsn: str, namespace: str = Topics().prefix) -> None:
+        """`namespace`: the deployment's topic prefix (its runs and outbox rows are its own
+        when several deployments share the database)."""
         self._dsn = dsn
+        self._namespace = namespace
         self._pool: asyncpg.Pool | None = None
 
     async def open(self) -> None:
@@ -201,7 +212,7 @@ class RunRepository:
         if self._pool is None:
             raise RuntimeError("RunRepository.open() was not called")
         async with self._pool.acquire() as conn, conn.transaction():
-            yield RunTx(conn)
+            yield RunTx(conn, self._namespace)
 
     async def steps(self, run_id: str) -> list[dict[str, Any]]:
         """The step log of a run, in order (for run records and tests)."""
