@@ -7,7 +7,7 @@ PYTEST := $(PY) -m pytest -p no:cacheprovider
 UV := python3 -m uv
 
 .PHONY: help setup run chat test test-unit test-integration test-integration-tansu test-e2e \
-        test-e2e-elasticsearch \
+        test-e2e-elasticsearch test-chaos \
         lint format contract bench stack-up stack-down doctor clean
 
 help:  ## list the targets
@@ -34,10 +34,10 @@ doctor: setup  ## check the binaries the stack needs
 	$(PY) -m weir_deploy doctor
 
 ## --- tests --------------------------------------------------------------------------------
-test: setup  ## every tier CI runs: unit, integration (Apache Kafka, then tansu), end-to-end
+test: setup  ## every tier CI runs: unit, integration (Apache Kafka, then tansu), end-to-end, chaos
 	$(PY) -m weir_deploy fetch
 	$(MAKE) --no-print-directory test-unit test-integration test-integration-tansu test-e2e \
-		test-e2e-elasticsearch
+		test-e2e-elasticsearch test-chaos
 
 test-unit:  ## fast tests, no network
 	$(PYTEST) -m unit -q
@@ -45,8 +45,9 @@ test-unit:  ## fast tests, no network
 test-integration:  ## real engines on loopback, Apache Kafka
 	KAFKA_IMPL=apache $(PYTEST) -m integration -q
 
-test-integration-tansu:  ## the broker-facing and end-to-end tests again on the zero-setup broker
-	KAFKA_IMPL=tansu $(PYTEST) -m "broker or e2e" -q --ignore=tests/e2e/test_knowledge.py
+test-integration-tansu:  ## the broker-facing tests and a chat end-to-end again on tansu (an option)
+	KAFKA_IMPL=tansu $(PYTEST) -m "broker or e2e" -q libs/common/tests deploy/tests services \
+		tests/e2e/test_chat_turns.py
 
 test-e2e:  ## the whole product as separate processes over Apache Kafka
 	KAFKA_IMPL=apache $(PYTEST) -m e2e -q
@@ -54,6 +55,9 @@ test-e2e:  ## the whole product as separate processes over Apache Kafka
 test-e2e-elasticsearch:  ## the knowledge end-to-end tests with BM25 in a real Elasticsearch
 	KAFKA_IMPL=apache LEXICAL_BACKEND=elasticsearch $(PYTEST) -m e2e -q \
 		tests/e2e/test_knowledge.py tests/e2e/test_batch_ingest.py
+
+test-chaos:  ## SIGKILLs of every service and restarts of every engine under load (Apache Kafka)
+	KAFKA_IMPL=apache $(PYTEST) -m chaos -q tests/chaos
 
 ## --- quality ------------------------------------------------------------------------------
 lint: setup  ## ruff + mypy (strict)
@@ -70,7 +74,7 @@ format:  ## apply ruff's formatting and safe fixes
 
 ## --- benchmarks ---------------------------------------------------------------------------
 BENCHES := turn_overhead tool_overhead tool_selection ingest retrieval_quality retrieval_latency \
-           memory_dedup memory_store_latency memory_locomo
+           memory_dedup memory_store_latency memory_locomo chaos
 
 bench: setup  ## every benchmark (tens of minutes); results in bench/results/*.json
 	$(PY) -m weir_deploy fetch

@@ -75,7 +75,9 @@ def milvus_not_loaded(exc: BaseException) -> bool:
     """True when Milvus refused a call because the collection is not loaded in memory: after
     a Milvus restart every collection comes back *released* until someone calls ``load``."""
     seen: BaseException | None = exc
-    while seen is not None:
+    visited: set[int] = set()
+    while seen is not None and id(seen) not in visited:  # pymilvus's chains can be cycles
+        visited.add(id(seen))
         text = str(seen).lower()
         if "released" in text or "not loaded" in text or "load()" in text:
             return True

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import Coroutine
 from dataclasses import dataclass
 
@@ -19,7 +20,7 @@ from weir_common.events import ChatRequested, Reply, new_id
 from weir_gateway.auth import Principal
 from weir_gateway.frames import CLIENT_FRAME, CLIENT_FRAME_TYPES, ChatFrame, ResumeFrame
 from weir_gateway.internal import InternalClient
-from weir_gateway.runs_api import find_run, look_up
+from weir_gateway.runs_api import RunAnswer, find_run, look_up
 from weir_gateway.service import Frame, ReplyHub, RunStream, internal_conversation_id
 from weir_gateway.settings import GatewaySettings
 
@@ -84,8 +85,11 @@ class ChatConnection:
             await self._ws.send_json({**frame, "seq": self._seq})
             self._seq += 1
 
-    def _error(self, code: str, message: str) -> None:
-        self._outbox.put_nowait({"type": "error", "code": code, "message": message})
+    def _error(self, code: str, message: str, run_id: str | None = None) -> None:
+        frame: Frame = {"type": "error", "code": code, "message": message}
+        if run_id is not None:
+            frame["run_id"] = run_id
+        self._outbox.put_nowait(frame)
 
     async def _on_text(self, text: str) -> None:
         if len(text.encode()) > self._settings.max_frame_bytes:
@@ -139,15 +143,13 @@ class ChatConnection:
     async def _on_resume(self, frame: ResumeFrame) -> None:
         """Follow a run of a lost connection here: live from now, and its final frame."""
         try:
-            found = await find_run(
-                self._runs, frame.run_id, Principal(self._user),
-                grace_s=self._settings.resume_grace_s,
-            )  # fmt: skip
+            found = await self._find(frame.run_id)
         except HTTPException as exc:
-            self._error("unavailable", f"cannot look the run up now: {exc.detail}")
+            message = f"cannot look the run up now: {exc.detail}"
+            self._error("unavailable", message, frame.run_id)
             return
         if found is None:
-            self._error("unknown_run", f"no run {frame.run_id} of yours")
+            self._error("unknown_run", f"no run {frame.run_id} of yours", frame.run_id)
             return
         conversation = frame.conversation_id or self._conversation
         stream = RunStream(found.run_id, conversation, found.client_message_id, resumed=True)
@@ -159,6 +161,21 @@ class ChatConnection:
             self._hub.finish(found.run_id, final)
             return
         self._spawn(self._watch(stream))
+
+    async def _find(self, run_id: str) -> RunAnswer | None:
+        """The user's run, waiting out a harness that is away (restarting) for up to
+        `resume_wait_s`, and a run not recorded yet for `resume_grace_s`."""
+        give_up = time.monotonic() + self._settings.resume_wait_s
+        while True:
+            try:
+                return await find_run(
+                    self._runs, run_id, Principal(self._user),
+                    grace_s=self._settings.resume_grace_s,
+                )  # fmt: skip
+            except HTTPException as exc:
+                if exc.status_code < 500 or time.monotonic() >= give_up:
+                    raise
+            await asyncio.sleep(self._settings.resume_poll_s)
 
     def _spawn(self, work: Coroutine[None, None, None]) -> None:
         task = asyncio.create_task(work)

@@ -38,6 +38,9 @@ class GatewaySettings(WeirSettings):
         default=10.0,
         description="How long a resume waits for a just-accepted run to be recorded.",
     )
+    resume_wait_s: float = Field(
+        default=60.0, description="How long a resume waits for an unavailable harness."
+    )
     max_upload_bytes: int = Field(default=50 * 1024 * 1024, description="Largest upload.")
     upload_wait_s: float = Field(default=120.0, description="How long `?wait=true` waits.")
     trust_user_headers: bool = Field(
