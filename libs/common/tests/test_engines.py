@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from weir_common.engines import milvus_not_loaded, redact
@@ -12,7 +14,7 @@ pytestmark = pytest.mark.unit
 def _chained(*messages: str) -> BaseException:
     """Exceptions raised while handling each other, as `raise ... from` would chain them."""
     errors = [RuntimeError(m) for m in messages]
-    for outer, inner in zip(errors, errors[1:], strict=False):
+    for outer, inner in itertools.pairwise(errors):
         outer.__context__ = inner
     return errors[0]
 
@@ -27,7 +29,8 @@ def test_a_chain_that_loops_back_on_itself_ends() -> None:
     Milvus restart under load): reading them must not spin forever."""
     looped = _chained("search failed", "recovery failed", "connection refused")
     inner = looped.__context__
-    assert inner is not None and inner.__context__ is not None
+    assert inner is not None
+    assert inner.__context__ is not None
     inner.__context__.__context__ = looped
     assert not milvus_not_loaded(looped)
 
