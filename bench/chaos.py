@@ -34,7 +34,7 @@ from tests.chaos.product import SHORT_DEADLINES, Product, load_and_audit, produc
 from weir_deploy.services import DEFAULT_SERVICES
 
 ENGINES = ("kafka", "postgres", "redis", "milvus")
-TOTALS = ("runs", "completed", "lost_answers", "duplicate_answers", "unaccepted",
+TOTALS = ("runs", "completed", "lost_answers", "duplicate_answers", "broken_streams", "unaccepted",
           "duplicate_side_effects", "lost_turns", "duplicate_turns", "stuck_runs",
           "side_effects", "reconnects", "resumes")  # fmt: skip
 

@@ -29,6 +29,7 @@ class Audit:
     failed: dict[str, int] = field(default_factory=dict)
     lost_answers: int = 0
     duplicate_answers: int = 0
+    broken_streams: int = 0
     unaccepted: int = 0
     unsent: int = 0
     side_effects: int = 0
@@ -50,6 +51,7 @@ class Audit:
             "unsent": self.unsent,
             "lost_answers": self.lost_answers,
             "duplicate_answers": self.duplicate_answers,
+            "broken_streams": self.broken_streams,
             "duplicate_side_effects": self.duplicate_side_effects,
             "lost_turns": self.lost_turns,
             "duplicate_turns": self.duplicate_turns,
@@ -95,10 +97,24 @@ def audit_answers(ledger: Ledger, audit: Audit) -> None:
         final = message.finals[0]
         if final["type"] == "done":
             audit.completed += 1
+            _check_stream(message, final, where, audit)
         else:
             code = str(final.get("code"))
             audit.failed[code] = audit.failed.get(code, 0) + 1
             audit.problems.append(f"error {code} {final.get('message')!r}: {where}")
+
+
+def _check_stream(message: Message, done: dict[str, Any], where: str, audit: Audit) -> None:
+    """The pieces streamed, across reconnects, are the answer: each once, none missing."""
+    if not message.pieces:  # an answer that was not streamed (or all of it came with done)
+        return
+    streamed = message.stream_text()
+    if streamed != done.get("text") or message.repeated_pieces:
+        audit.broken_streams += 1
+        audit.problems.append(
+            f"stream != answer ({message.repeated_pieces} repeated, pieces "
+            f"{sorted(message.pieces)}): {where}"
+        )
 
 
 def audit_side_effects(ledger: Ledger, notes_log: Path, audit: Audit) -> None:

@@ -4,9 +4,9 @@ tier (tests/chaos) and `bench/chaos.py`.
 
 Each client is one user with one conversation. A message is tracked from `chat` to its one
 final frame (`done` or `error`): `accepted` gives its `run_id`. When the socket drops, the
-client reconnects with backoff and sends `resume` for each unfinished run (the gateway
-answers `resumed`, then the live rest of the run and its one final frame, which carries the
-whole answer); a message that was sent but never accepted is sent again under a new id (a
+client reconnects with backoff and sends `resume` for each unfinished run with the last
+piece it has (the gateway answers `resumed`, then the pieces after it, the live rest and
+the one final frame); a message that was sent but never accepted is sent again under a new id (a
 new message, so its side effects cannot be confused with the lost one's).
 """
 
@@ -61,6 +61,9 @@ class Message:
     run_id: str | None = None
     accepted_at: float | None = None
     frames: list[Frame] = field(default_factory=list)
+    pieces: dict[int, str] = field(default_factory=dict)  # delta index → text, this attempt
+    attempt: int = 1
+    repeated_pieces: int = 0  # a piece delivered twice
     finals: list[Frame] = field(default_factory=list)
     final_at: float | None = None
     resumes: int = 0
@@ -78,9 +81,29 @@ class Message:
         waited = not (self.superseded or self.given_up)
         return self.sent_at is not None and waited and not self.finished
 
+    def last_piece(self) -> int:
+        """The index of the last piece received with none missing before it (-1: none)."""
+        index = -1
+        while index + 1 in self.pieces:
+            index += 1
+        return index
+
+    def stream_text(self) -> str | None:
+        """The streamed answer as received (None: no piece came, or one is missing)."""
+        if not self.pieces or self.last_piece() != max(self.pieces):
+            return None
+        return "".join(self.pieces[i] for i in range(len(self.pieces)))
+
     def record(self, frame: Frame, now: float) -> None:
         """Keep one frame of the run; a final one also marks when the answer came."""
-        if frame.get("type") not in FINAL:
+        kind = frame.get("type")
+        if kind == "reset":
+            self.attempt, self.pieces = int(frame["attempt"]), {}
+        elif kind == "delta":
+            index = int(frame["index"])
+            self.repeated_pieces += index in self.pieces
+            self.pieces[index] = str(frame["text"])
+        if kind not in FINAL:
             self.frames.append(frame)
             return
         self.finals.append(frame)
@@ -225,7 +248,9 @@ class Client:
                 self.queue.insert(0, self._resend(message))
                 continue
             message.resumes += 1
-            await ws.send(json.dumps({"type": "resume", "run_id": message.run_id}))
+            resume = {"type": "resume", "run_id": message.run_id,
+                      "after": message.last_piece(), "attempt": message.attempt}  # fmt: skip
+            await ws.send(json.dumps(resume))
 
     def _resend(self, message: Message) -> Message:
         """The same request as a new message (a new id and a new note)."""

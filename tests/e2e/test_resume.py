@@ -34,8 +34,10 @@ async def _connect(url: str, user: str) -> tuple[websockets.ClientConnection, Ch
     return ws, client
 
 
-async def _resume(client: ChatClient, run_id: str) -> list[dict[str, object]]:
-    await client.send({"type": "resume", "run_id": run_id})
+async def _resume(
+    client: ChatClient, run_id: str, after: object = None
+) -> list[dict[str, object]]:
+    await client.send({"type": "resume", "run_id": run_id, "after": after})
     frames = []
     while True:
         frame = await client.recv()
@@ -55,14 +57,21 @@ async def test_a_run_is_resumed_on_a_new_socket_and_read_over_http(
     accepted = await client.recv()
     assert accepted["type"] == "accepted"
     run_id = str(accepted["run_id"])
+    before = [await client.recv()]
+    while before[-1]["type"] != "delta":
+        before.append(await client.recv())
     await ws.close()  # the client's socket is gone mid-answer
 
     ws2, again = await _connect(url, user)
     try:
-        frames = await _resume(again, run_id)
+        frames = await _resume(again, run_id, after=before[-1]["index"])
     finally:
         await ws2.close()
     assert frames[0]["type"] == "resumed"
+    # the rest of the stream, from the piece after the last one the client had
+    pieces = [f for f in [*before, *frames] if f["type"] == "delta"]
+    assert [f["index"] for f in pieces] == list(range(len(pieces))), pieces
+    assert "".join(str(f["text"]) for f in pieces) == SLOW_ANSWER
     finals = [f for f in frames if f["type"] in ("done", "error")]
     assert len(finals) == 1
     assert finals[0]["type"] == "done", finals[0]
@@ -117,6 +126,9 @@ async def test_a_run_survives_its_gateway_being_killed(product: Services, llm: S
             await ws2.close()
         assert frames[-1]["type"] == "done", json.dumps(frames)
         assert frames[-1]["text"] == SLOW_ANSWER
+        # the whole stream again, read back from the dead gateway's reply topic
+        pieces = "".join(str(f["text"]) for f in frames if f["type"] == "delta")
+        assert pieces == SLOW_ANSWER, json.dumps(frames)
         assert sum(f["type"] in ("done", "error") for f in frames) == 1
         await second.wait_healthy("gateway", 60)
         assert second.restarts == {"gateway": 1}

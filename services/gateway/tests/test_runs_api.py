@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from weir_gateway.runs_api import _answer
+from weir_gateway.runs_api import answer_of
 
 pytestmark = pytest.mark.unit
 
@@ -24,7 +24,7 @@ def _run(status: str, **state: Any) -> dict[str, Any]:
 
 def test_an_answered_run_is_complete_with_its_whole_answer() -> None:
     for status in ("finishing", "completed"):
-        answer = _answer(_run(status, answer="Hello Ada", route="plain_chat", offline=True))
+        answer = answer_of(_run(status, answer="Hello Ada", route="plain_chat", offline=True))
         assert (answer.status, answer.text, answer.route, answer.offline) == (
             "completed",
             "Hello Ada",
@@ -38,13 +38,13 @@ def test_an_answered_run_is_complete_with_its_whole_answer() -> None:
 
 def test_a_running_run_has_no_final_frame_and_no_text() -> None:
     for status in ("queued", "running"):
-        answer = _answer(_run(status, answer="half"))
+        answer = answer_of(_run(status, answer="half"))
         assert (answer.status, answer.text) == ("running", None)
         assert answer.final_frame({}) is None
 
 
 def test_a_failed_run_says_why() -> None:
-    answer = _answer(_run("failed"))
+    answer = answer_of(_run("failed"))
     frame = answer.final_frame({"id": "m1"})
     assert frame is not None
     assert (frame["type"], frame["code"]) == ("error", "step_failed")

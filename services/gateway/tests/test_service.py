@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from weir_common.events import AnswerDelta, RunCompleted, RunFailed
+from weir_common.events import AnswerDelta, RunCompleted, RunFailed, RunStep
 from weir_gateway.service import ReplyHub, RunStream, internal_conversation_id
 
 pytestmark = pytest.mark.unit
@@ -70,12 +70,28 @@ def test_conversation_ids_are_scoped_to_their_user() -> None:
     assert internal_conversation_id("alice", "c1") == internal_conversation_id("alice", "c1")
 
 
-def test_a_resumed_stream_starts_at_the_first_delta_it_sees() -> None:
-    stream = RunStream("r1", "c", None, resumed=True)
-    frames = stream.accept(_delta(7, "later"))
-    assert [(f["index"], f["text"]) for f in frames] == [(7, "later")]
-    assert stream.accept(_delta(6, "earlier")) == []
-    assert [f["index"] for f in stream.accept(_delta(8, "next"))] == [8]
+def test_a_resumed_stream_goes_on_after_the_last_piece_the_client_had() -> None:
+    """Replayed from the reply topic and heard live: each piece after `after` goes out once."""
+    stream = RunStream("r1", "c", None, next_seq=3)  # the client had pieces 0..2
+    sent = [f for seq in range(5) for f in stream.accept(_delta(seq, f"p{seq}"))]
+    assert [(f["index"], f["text"]) for f in sent] == [(3, "p3"), (4, "p4")]
+    assert stream.accept(_delta(4, "p4")) == []  # the live copy of a replayed piece
+
+
+def test_a_resumed_stream_of_a_later_attempt_skips_the_earlier_ones() -> None:
+    stream = RunStream("r1", "c", None, attempt=2, next_seq=1)
+    assert stream.accept(_delta(5, "stale", attempt=1)) == []
+    assert [f["index"] for f in stream.accept(_delta(1, "next", attempt=2))] == [1]
+
+
+def test_a_step_heard_twice_is_sent_once() -> None:
+    hub = ReplyHub()
+    box: asyncio.Queue[dict[str, object]] = asyncio.Queue()
+    hub.expect(RunStream("r1", "c", None), box)
+    step = RunStep(kind="retrieval", content="[1] a passage", run_id="r1")
+    hub.dispatch(step)
+    hub.dispatch(step)  # replayed from the reply topic, then live
+    assert box.qsize() == 1
 
 
 def test_a_run_past_its_deadline_gets_one_error_frame() -> None:

@@ -43,6 +43,15 @@ class ResumeFrame(BaseModel):
     type: Literal["resume"]
     run_id: str = Field(pattern=CONVERSATION_ID, description="From the run's `accepted` frame.")
     conversation_id: str | None = Field(default=None, pattern=CONVERSATION_ID)
+    after: int | None = Field(
+        default=None,
+        ge=-1,
+        description="The `index` of the last `delta` the client has; the stream goes on "
+        "after it (none: the whole answer again).",
+    )
+    attempt: int = Field(
+        default=1, ge=1, description="The generation `attempt` that delta belonged to."
+    )
 
 
 ClientFrame = Annotated[ChatFrame | PingFrame | ResumeFrame, Field(discriminator="type")]

@@ -8,6 +8,7 @@ import json
 import time
 from collections.abc import Coroutine
 from dataclasses import dataclass
+from typing import Any
 
 import structlog
 from fastapi import HTTPException, WebSocket, WebSocketDisconnect
@@ -20,9 +21,10 @@ from weir_common.events import ChatRequested, Reply, new_id
 from weir_gateway.auth import Principal
 from weir_gateway.frames import CLIENT_FRAME, CLIENT_FRAME_TYPES, ChatFrame, ResumeFrame
 from weir_gateway.internal import InternalClient
-from weir_gateway.runs_api import RunAnswer, find_run, look_up
+from weir_gateway.runs_api import answer_of, find_record, look_up, reply_source
 from weir_gateway.service import Frame, ReplyHub, RunStream, internal_conversation_id
 from weir_gateway.settings import GatewaySettings
+from weir_gateway.tail import ReplySource, tail_run
 
 log = structlog.get_logger(__name__)
 tracer = trace.get_tracer("weir.gateway")
@@ -141,18 +143,22 @@ class ChatConnection:
         )
 
     async def _on_resume(self, frame: ResumeFrame) -> None:
-        """Follow a run of a lost connection here: live from now, and its final frame."""
+        """Follow a run of a lost connection here: the pieces after the last one the client
+        had (`after`, of generation `attempt`), the live rest, and one final frame."""
         try:
-            found = await self._find(frame.run_id)
+            run = await self._find(frame.run_id)
         except HTTPException as exc:
             message = f"cannot look the run up now: {exc.detail}"
             self._error("unavailable", message, frame.run_id)
             return
-        if found is None:
+        if run is None:
             self._error("unknown_run", f"no run {frame.run_id} of yours", frame.run_id)
             return
+        found = answer_of(run)
         conversation = frame.conversation_id or self._conversation
-        stream = RunStream(found.run_id, conversation, found.client_message_id, resumed=True)
+        after = -1 if frame.after is None else frame.after
+        stream = RunStream(found.run_id, conversation, found.client_message_id,
+                           attempt=frame.attempt, next_seq=after + 1)  # fmt: skip
         self._hub.expect(stream, self._outbox)
         self._outbox.put_nowait({"type": "resumed", "run_id": found.run_id,
                                  "status": found.status, **stream.ids()})  # fmt: skip
@@ -160,15 +166,25 @@ class ChatConnection:
         if final is not None:
             self._hub.finish(found.run_id, final)
             return
+        source = reply_source(run)
+        if source is not None:
+            bootstrap = self._settings.kafka_bootstrap_servers
+            self._spawn(self._tail(bootstrap, source, stream.run_id))
         self._spawn(self._watch(stream))
 
-    async def _find(self, run_id: str) -> RunAnswer | None:
-        """The user's run, waiting out a harness that is away (restarting) for up to
-        `resume_wait_s`, and a run not recorded yet for `resume_grace_s`."""
+    async def _tail(self, bootstrap: str, source: ReplySource, run_id: str) -> None:
+        try:
+            await tail_run(bootstrap, source, run_id, self._hub)
+        except Exception as exc:  # the record's final frame still ends the run
+            log.warning("resume.tail_failed", run_id=run_id, error=f"{type(exc).__name__}: {exc}")
+
+    async def _find(self, run_id: str) -> dict[str, Any] | None:
+        """The user's run record, waiting out a harness that is away (restarting) for up
+        to `resume_wait_s`, and a run not recorded yet for `resume_grace_s`."""
         give_up = time.monotonic() + self._settings.resume_wait_s
         while True:
             try:
-                return await find_run(
+                return await find_record(
                     self._runs, run_id, Principal(self._user),
                     grace_s=self._settings.resume_grace_s,
                 )  # fmt: skip

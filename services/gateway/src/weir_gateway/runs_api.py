@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from datetime import datetime
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
@@ -18,6 +19,7 @@ from pydantic import BaseModel, Field
 from weir_gateway.auth import Principal, http_principal
 from weir_gateway.internal import InternalClient
 from weir_gateway.service import Frame, ReplyHub, RunStream
+from weir_gateway.tail import ReplySource
 
 router = APIRouter(prefix="/api/runs", tags=["runs"])
 Caller = Annotated[Principal, Depends(http_principal)]
@@ -63,7 +65,8 @@ class RunAnswer(BaseModel):
         return None
 
 
-def _answer(run: dict[str, Any]) -> RunAnswer:
+def answer_of(run: dict[str, Any]) -> RunAnswer:
+    """What a client may read of a run record."""
     state, request = run.get("state") or {}, run.get("request") or {}
     found = _STATUS.get(str(run.get("status")), "running")
     error = RunError(code="step_failed", message=str(run.get("error") or "the run failed"))
@@ -90,12 +93,12 @@ async def _record(runs: InternalClient, run_id: str) -> dict[str, Any] | None:
     return run
 
 
-async def find_run(
+async def find_record(
     runs: InternalClient, run_id: str, caller: Principal, *, grace_s: float = 0.0
-) -> RunAnswer | None:
-    """The caller's run `run_id` (None when unknown or someone else's). A run not yet
-    recorded is looked for again for `grace_s`: the harness records a run when it reads
-    the request, which may lag behind the gateway's `accepted`."""
+) -> dict[str, Any] | None:
+    """The harness's record of the caller's run `run_id` (None when unknown or someone
+    else's). A run not yet recorded is looked for again for `grace_s`: the harness records
+    a run when it reads the request, which may lag behind the gateway's `accepted`."""
     run = await _record(runs, run_id)
     waited_until = time.monotonic() + grace_s
     while run is None and time.monotonic() < waited_until:
@@ -103,14 +106,29 @@ async def find_run(
         run = await _record(runs, run_id)
     if run is None or (run.get("user_id") != caller.user_id and not caller.is_admin):
         return None
-    return _answer(run)
+    return run
+
+
+async def find_run(runs: InternalClient, run_id: str, caller: Principal) -> RunAnswer | None:
+    """The caller's run `run_id` (None when unknown or someone else's)."""
+    run = await find_record(runs, run_id, caller)
+    return answer_of(run) if run is not None else None
+
+
+def reply_source(run: dict[str, Any]) -> ReplySource | None:
+    """Where the run's replies went (None for a record without its request)."""
+    request = run.get("request") or {}
+    topic, requested = request.get("reply_to"), request.get("occurred_at")
+    if not topic or not requested:
+        return None
+    return ReplySource(str(topic), datetime.fromisoformat(str(requested)))
 
 
 async def look_up(runs: InternalClient, hub: ReplyHub, stream: RunStream) -> bool:
     """End a followed run from its record when it has finished; True if it had."""
     with contextlib.suppress(HTTPException):
         run = await _record(runs, stream.run_id)
-        final = _answer(run).final_frame(stream.ids()) if run is not None else None
+        final = answer_of(run).final_frame(stream.ids()) if run is not None else None
         if final is not None:
             hub.finish(stream.run_id, final)
             return True

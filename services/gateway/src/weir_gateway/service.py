@@ -36,7 +36,7 @@ class RunStream:
     attempt: int = 1
     next_seq: int = 0
     pending: dict[int, str] = field(default_factory=dict)
-    resumed: bool = False
+    steps_seen: set[str] = field(default_factory=set)  # event ids: a resumed run hears twice
     started_at: float = 0.0
     heard_at: float = 0.0  # the last reply, or the last look at the run's record
 
@@ -45,15 +45,9 @@ class RunStream:
         return {"conversation_id": self.conversation_id, "id": self.client_message_id}
 
     def accept(self, delta: AnswerDelta) -> list[Frame]:
-        """Frames to send for `delta`: none, one, or several once a gap is filled.
-
-        A resumed stream joins mid-answer: its first delta sets where it starts (the
-        earlier pieces were sent to the connection that is gone; `done` carries the whole
-        answer anyway).
-        """
+        """Frames to send for `delta`: none, one, or several once a gap is filled; a piece
+        already sent (a resumed run hears its replies from its reply topic and live) none."""
         frames: list[Frame] = []
-        if self.resumed:
-            self.resumed, self.attempt, self.next_seq = False, delta.attempt, delta.seq
         if delta.attempt < self.attempt:
             return frames
         if delta.attempt > self.attempt:
@@ -149,6 +143,9 @@ class ReplyHub:
         if isinstance(reply, AnswerDelta):
             return stream.accept(reply)
         if isinstance(reply, RunStep):
+            if reply.event_id in stream.steps_seen:
+                return []
+            stream.steps_seen.add(reply.event_id)
             step = {"kind": reply.kind, "content": reply.content, "tool": reply.tool}
             return [{"type": "step", "run_id": stream.run_id, **step}]
         if isinstance(reply, RunCompleted):
