@@ -53,10 +53,10 @@ async def test_a_pdf_uploaded_over_http_is_cited_in_the_answer(
     assert "scotus-transcript-p1.pdf" in retrieval[0]["content"]
     assert frames[-1]["type"] == "done"
     assert frames[-1]["route"] == "rag"
-    system = str(messages_for(llm, QUESTION)[0]["content"])
-    assert "<evidence>" in system
-    assert "(scotus-transcript-p1.pdf" in system
-    assert "MERCER" in system.upper()
+    fenced = str(messages_for(llm, QUESTION)[-1]["content"])  # passages: user role, fenced
+    assert "<evidence>" in fenced
+    assert "(scotus-transcript-p1.pdf" in fenced
+    assert "MERCER" in fenced.upper()
 
     async with httpx.AsyncClient(base_url=product.url("gateway"), timeout=30) as http:
         listed = (
@@ -89,9 +89,9 @@ async def test_another_users_private_document_is_never_retrieved(
         await bob.recv()
         frames = await bob.turn(QUESTION)
     assert frames[-1]["type"] == "done"
-    system = str(messages_for(llm, QUESTION)[0]["content"])
-    assert "scotus-transcript-p1.pdf" not in system
-    assert "MERCER" not in system.upper()
+    fenced = str(messages_for(llm, QUESTION)[-1]["content"])
+    assert "scotus-transcript-p1.pdf" not in fenced
+    assert "MERCER" not in fenced.upper()
 
 
 async def test_bad_pdfs_fail_with_a_clear_reason(product: Services) -> None:

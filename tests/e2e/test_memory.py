@@ -49,9 +49,9 @@ async def rows_about(database_url: str, user_id: str) -> dict[str, int]:
         await conn.close()
 
 
-def system_prompt_for(llm: ScriptedLLM, question: str) -> str:
-    """The system message the router sent with `question`."""
-    return str(messages_for(llm, question)[0]["content"])
+def prompt_for(llm: ScriptedLLM, question: str) -> str:
+    """Every message the router sent with `question` (memory is fenced in the user message)."""
+    return "\n".join(str(m["content"]) for m in messages_for(llm, question))
 
 
 class Person:
@@ -103,9 +103,9 @@ async def test_a_new_conversation_knows_what_an_earlier_one_told(
 
     await person.say(ask, conversation=f"second-{new_id()[:6]}")
 
-    system = system_prompt_for(llm, ask)
+    prompt = prompt_for(llm, ask)
     for needle in expected:  # the preference block of seed 000 reaches the model whole
-        assert needle in system, system
+        assert needle in prompt, prompt
     profile = await rows_about(stack_env["DATABASE_URL"], person.user_id)
     assert profile["memory_profile"] == 2, profile
     assert profile["memory_items"] == 1, profile
@@ -137,7 +137,7 @@ async def test_one_users_memories_never_reach_another(
     question = f"我叫什么？我喜欢什么乐器？{new_id()[:4]}"
     await bob.say(question, conversation="mine")
 
-    system = system_prompt_for(llm, question)
-    assert "阿丽" not in system, system
-    assert "钢琴" not in system, system
+    prompt = prompt_for(llm, question)
+    assert "阿丽" not in prompt, prompt
+    assert "钢琴" not in prompt, prompt
     assert (await rows_about(stack_env["DATABASE_URL"], bob.user_id))["memory_profile"] == 0

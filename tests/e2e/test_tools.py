@@ -38,7 +38,7 @@ async def test_time_in_tokyo_is_answered_through_the_mcp_time_server(
     done = frames[-1]
     assert done["type"] == "done"
     assert done["route"] in ("single_tool", "react")
-    generation = str(messages_for(llm, "What time is it in Tokyo?")[0]["content"])
+    generation = str(messages_for(llm, "What time is it in Tokyo?")[-1]["content"])
     assert "<tool_results>" in generation
     assert "Asia/Tokyo" in generation
 
