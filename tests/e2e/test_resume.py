@@ -34,9 +34,7 @@ async def _connect(url: str, user: str) -> tuple[websockets.ClientConnection, Ch
     return ws, client
 
 
-async def _resume(
-    client: ChatClient, run_id: str, after: object = None
-) -> list[dict[str, object]]:
+async def _resume(client: ChatClient, run_id: str, after: object = None) -> list[dict[str, object]]:
     await client.send({"type": "resume", "run_id": run_id, "after": after})
     frames = []
     while True:
