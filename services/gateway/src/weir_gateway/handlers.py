@@ -167,10 +167,11 @@ class ChatConnection:
             self._hub.finish(found.run_id, final)
             return
         source = reply_source(run)
+        tail = None
         if source is not None:
             bootstrap = self._settings.kafka_bootstrap_servers
-            self._spawn(self._tail(bootstrap, source, stream.run_id))
-        self._spawn(self._watch(stream))
+            tail = self._spawn(self._tail(bootstrap, source, stream.run_id))
+        self._spawn(self._watch(stream, tail))
 
     async def _tail(self, bootstrap: str, source: ReplySource, run_id: str) -> None:
         try:
@@ -193,15 +194,21 @@ class ChatConnection:
                     raise
             await asyncio.sleep(self._settings.resume_poll_s)
 
-    def _spawn(self, work: Coroutine[None, None, None]) -> None:
+    def _spawn(self, work: Coroutine[None, None, None]) -> asyncio.Task[None]:
         task = asyncio.create_task(work)
         self._watchers.add(task)
         task.add_done_callback(self._watchers.discard)
+        return task
 
-    async def _watch(self, stream: RunStream) -> None:
-        """Poll the run's record until it ends: its replies may go to a gateway that died."""
+    async def _watch(self, stream: RunStream, tail: asyncio.Task[None] | None) -> None:
+        """Poll the run's record until it ends, in case its replies cannot be read back. A
+        tail reading them gets `resume_tail_s` first to deliver the pieces and the run's own
+        final frame (the record has the answer, not its pieces)."""
+        patient_until = time.monotonic() + self._settings.resume_tail_s
         while self._hub.following(stream.run_id):
             await asyncio.sleep(self._settings.resume_poll_s)
+            if tail is not None and not tail.done() and time.monotonic() < patient_until:
+                continue
             await look_up(self._runs, self._hub, stream)
 
 

@@ -41,6 +41,10 @@ class GatewaySettings(WeirSettings):
     resume_wait_s: float = Field(
         default=60.0, description="How long a resume waits for an unavailable harness."
     )
+    resume_tail_s: float = Field(
+        default=15.0,
+        description="How long a resumed run's pieces are read back before its record ends it.",
+    )
     max_upload_bytes: int = Field(default=50 * 1024 * 1024, description="Largest upload.")
     upload_wait_s: float = Field(default=120.0, description="How long `?wait=true` waits.")
     trust_user_headers: bool = Field(

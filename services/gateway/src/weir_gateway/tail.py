@@ -10,12 +10,13 @@ had, then the live rest, then one final frame; no sticky sessions are needed.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import structlog
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaConsumer
 from pydantic import ValidationError
 
 from weir_common.events import REPLY_ADAPTER, Reply
@@ -45,27 +46,31 @@ async def tail_run(bootstrap: str, source: ReplySource, run_id: str, hub: ReplyH
     try:
         if not await _seek(consumer, source):
             return
+        heard = 0
         while hub.following(run_id):
             batches = await consumer.getmany(timeout_ms=500)
             for records in batches.values():
                 for record in records:
                     reply = _reply(record.value)
                     if reply is not None and reply.run_id == run_id:
+                        heard += 1
                         hub.dispatch(reply)
+        log.info("resume.read_back", run_id=run_id, topic=source.topic, replies=heard)
     finally:
         with contextlib.suppress(Exception):
             await consumer.stop()
 
 
 async def _seek(consumer: AIOKafkaConsumer, source: ReplySource) -> bool:
-    """Assign every partition of the topic at the first offset at or after `since`."""
+    """Read every partition of the topic from the first offset at or after `since`."""
     if source.topic not in await consumer.topics():
         log.info("resume.no_reply_topic", topic=source.topic)
         return False
-    partitions = [
-        TopicPartition(source.topic, p) for p in consumer.partitions_for_topic(source.topic) or ()
-    ]
-    consumer.assign(partitions)
+    consumer.subscribe([source.topic])  # no group: every partition, once metadata is in
+    async with asyncio.timeout(10):
+        while not consumer.assignment():
+            await consumer.getmany(timeout_ms=100)  # records before the seek are read again
+    partitions = sorted(consumer.assignment())
     since_ms = int((source.since - CLOCK_SLACK).timestamp() * 1000)
     offsets = await consumer.offsets_for_times(dict.fromkeys(partitions, since_ms))
     for partition in partitions:
