@@ -2,13 +2,15 @@
 
 Starts the product on its own engines (Apache Kafka, a temporary data folder, every service
 supervised), then: runs on every route from several WebSocket clients while a random service
-is SIGKILLed every 4-8 s; a load during which each engine (Kafka, PostgreSQL, Redis, Milvus)
-is stopped and started; and the whole stack stopped and started on its data, then a turn on
-every route. Writes ``bench/results/chaos.json``: the loss counts (all should be 0),
-restarts and restart failures, recovery time (disruption → every run it caught answered)
-p50/p99 per victim.
+is SIGKILLed every 4-8 s; a load during which each service is SIGKILLed in turn, each time
+only after the previous victim has recovered (the recovery times reported); a load during
+which each engine (Kafka, PostgreSQL, Redis, Milvus) is stopped and started; and the whole
+stack stopped and started on its data, then a turn on every route. Writes
+``bench/results/chaos.json``: the loss counts (all should be 0), restarts and restart
+failures, recovery time (disruption → every run it caught answered) p50/p99 per victim
+(overlapping kills apart, as `recovery_overlapping_kills`).
 
-    .venv/bin/python bench/chaos.py [--runs 200] [--clients 6] [--engine-runs 24]
+    .venv/bin/python bench/chaos.py [--runs 200] [--clients 6] [--rounds 3] [--engine-runs 24]
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from turn_overhead import kafka_version, redis_version
 
 from benchlib import pct, write_result
 from tests.chaos.audit import Audit
-from tests.chaos.disrupt import engine_outage, killer
+from tests.chaos.disrupt import engine_outage, killer, one_at_a_time
 from tests.chaos.driver import Plan
 from tests.chaos.product import SHORT_DEADLINES, Product, load_and_audit, product
 from weir_deploy.services import DEFAULT_SERVICES
@@ -45,6 +47,10 @@ async def phases(running: Product, args: argparse.Namespace) -> dict[str, Audit]
     plan = Plan(runs=args.runs, clients=args.clients, prefix="mkill")
     _, audits["kill"] = await load_and_audit(
         running, plan, killer(running.services, DEFAULT_SERVICES)
+    )
+    plan = Plan(runs=2000, clients=4, prefix="mone", max_sending_s=1800.0)
+    _, audits["one_at_a_time"] = await load_and_audit(
+        running, plan, one_at_a_time(running.services, DEFAULT_SERVICES, rounds=args.rounds)
     )
     for engine in ENGINES:
         plan = Plan(runs=args.engine_runs, clients=4, prefix=f"m{engine}")
@@ -101,7 +107,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
         **totals,
         "restarts": {**restarts, **dict.fromkeys(ENGINES, 1), "stack": 1},
         "restart_failures": restart_failures(audits),
-        "recovery": recovery(audits),
+        "recovery": recovery({k: a for k, a in audits.items() if k != "kill"}),
+        "recovery_overlapping_kills": recovery({"kill": audits["kill"]}),
         "phases": {name: asdict(audit) for name, audit in audits.items()},
         "settings": {
             "runs": args.runs,
@@ -119,6 +126,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=200, help="Runs of the killer phase.")
     parser.add_argument("--clients", type=int, default=6)
+    parser.add_argument("--rounds", type=int, default=3, help="Kills per service, one at a time.")
     parser.add_argument("--engine-runs", type=int, default=24, help="Runs per engine restart.")
     result = asyncio.run(bench(parser.parse_args()))
     out = write_result("chaos", result)

@@ -79,6 +79,51 @@ async def _record_return(services: Services, event: Disruption, old_pid: int) ->
         log.warning("chaos.restart_failed", victim=event.victim, error=event.failed)
 
 
+def one_at_a_time(
+    services: Services,
+    names: Sequence[str],
+    *,
+    rounds: int = 3,
+    settle_timeout_s: float = 120.0,
+    seed: int = 11,
+) -> Chaos:
+    """SIGKILL each service in turn, `rounds` times, each at a random moment of a run in
+    flight and only once the previous victim has recovered (back up, and every run it caught
+    answered), so each recovery time is its own and not the sum of overlapping kills. Ends the
+    load when done."""
+    rng = random.Random(seed)
+
+    async def run(ledger: Ledger, stop: asyncio.Event) -> None:
+        order = [name for _ in range(rounds) for name in rng.sample(list(names), len(names))]
+        for name in order:
+            while not any(ledger.messages[mid].run_id for mid in ledger.open_mids()):
+                if await _sleep_or_stop(stop, 0.1):
+                    return
+            await asyncio.sleep(rng.uniform(0.0, 1.0))
+            pid = services.pid(name)
+            if pid is None:
+                continue
+            event = ledger.disrupt(name)
+            os.kill(pid, signal.SIGKILL)
+            await _record_return(services, event, pid)
+            await _caught_answered(ledger, event, settle_timeout_s)
+        ledger.enough = True
+
+    return run
+
+
+async def _caught_answered(ledger: Ledger, event: Disruption, timeout_s: float) -> None:
+    """Wait until every run in flight at `event` has its answer (or `timeout_s` passed)."""
+    deadline = time.monotonic() + timeout_s
+    caught = [ledger.messages[mid] for mid in event.inflight]
+    while any(m.open for m in caught):
+        if time.monotonic() > deadline:
+            log.warning("chaos.unrecovered", victim=event.victim, timeout_s=timeout_s)
+            break
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(1.0)  # the next kill lands on a settled system
+
+
 def engine_outage(stack: Stack, name: str, *, after_s: float = 3.0, down_s: float = 3.0) -> Chaos:
     """Stop engine `name` `after_s` into the load, start it again `down_s` later."""
 

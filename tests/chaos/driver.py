@@ -131,6 +131,7 @@ class Ledger:
     connection_errors: list[Frame] = field(default_factory=list)
     reconnects: int = 0
     unsent: int = 0
+    enough: bool = False  # set by a disruption that needs no more messages sent
     started: float = field(default_factory=time.monotonic)
 
     def open_mids(self) -> list[str]:
@@ -329,7 +330,10 @@ async def run_load(
         sending_until = time.monotonic() + plan.max_sending_s
         while any(c.queue for c in clients) and not all(t.done() for t in tasks):
             await asyncio.wait(tasks, timeout=0.2)
-            if time.monotonic() > sending_until:
+            if ledger.enough:
+                for client in clients:
+                    client.queue.clear()
+            elif time.monotonic() > sending_until:
                 ledger.unsent = sum(len(c.queue) for c in clients)
                 for client in clients:
                     client.queue.clear()
