@@ -41,6 +41,7 @@ class Audit:
     resumes: int = 0
     restart_failures: dict[str, int] = field(default_factory=dict)
     recovery_s: dict[str, list[float]] = field(default_factory=dict)
+    restart_s: dict[str, list[float]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
     def losses(self) -> dict[str, int]:
@@ -195,6 +196,8 @@ def audit_recovery(ledger: Ledger, audit: Audit) -> None:
         if event.failed is not None:
             audit.restart_failures[event.victim] += 1
             audit.problems.append(f"{event.victim} did not come back: {event.failed}")
+        if event.back_at is not None:
+            audit.restart_s.setdefault(event.victim, []).append(round(event.back_at - event.at, 2))
         recovered = _recovered_at(event, ledger)
         if recovered is not None:
             audit.recovery_s.setdefault(event.victim, []).append(round(recovered - event.at, 2))
