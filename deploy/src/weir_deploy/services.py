@@ -23,6 +23,9 @@ GATEWAY_PORT = 8000
 RESTART_DELAY_S = 0.5  # first restart of a crashed service; doubles up to the maximum
 MAX_RESTART_DELAY_S = 10.0
 HEALTHY_RESET_S = 60.0  # up this long: the next crash starts the backoff again
+#: Identity of test and benchmark stacks: many users, each named by `X-User-Id` from a
+#: loopback client standing in for a trusted proxy (`make run` itself is `local`).
+LOOPBACK_PROXY_AUTH = {"AUTH_MODE": "proxy", "AUTH_PROXY_TRUSTED": "127.0.0.1/32,::1/128"}
 
 
 def _get_status(url: str) -> int:
