@@ -19,7 +19,8 @@ def main() -> None:
     except AuthConfigError as exc:
         print(f"weir: cannot start: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    serve(app, settings, {f"Kafka at {bootstrap}": lambda: kafka_check(bootstrap)})
+    checks = {f"Kafka at {bootstrap}": lambda: kafka_check(bootstrap)}
+    serve(app, settings, checks, ws_max_size=settings.max_frame_bytes)
 
 
 if __name__ == "__main__":

@@ -14,9 +14,11 @@ from weir_common.runtime import service_app
 from weir_common.telemetry import setup_tracing
 from weir_gateway import auth_api, chat_api, knowledge_api, memory_api, runs_api
 from weir_gateway.auth import AuthError, ws_principal
+from weir_gateway.body_limit import BodyLimit
 from weir_gateway.handlers import ChatConnection, ReplyHandler
 from weir_gateway.identity import Authenticator
 from weir_gateway.internal import InternalClient
+from weir_gateway.quotas import Quotas
 from weir_gateway.runs_api import look_up
 from weir_gateway.service import ReplyHub
 from weir_gateway.settings import GatewaySettings
@@ -34,6 +36,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         else MemoryTickets()
     )
     auth = Authenticator(settings, tickets)  # refuses settings that cannot verify anyone
+    quotas = Quotas(settings)
     provider = setup_tracing("gateway", settings.otel_exporter_otlp_endpoint)
     broker = make_broker(settings.kafka_bootstrap_servers, "gateway", provider)
     hub = ReplyHub()
@@ -67,6 +70,8 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     rag = InternalClient("the knowledge base", settings.weir_rag_url)
     app.state.settings = settings
     app.state.auth = auth
+    app.state.quotas = quotas
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.state.hub = hub
     app.state.reply_topic = reply_topic
     app.state.objects = LocalObjectStore.under(settings.data_dir)
@@ -86,7 +91,13 @@ def create_app(settings: GatewaySettings) -> FastAPI:
             await ws.close(code=status.WS_1008_POLICY_VIOLATION, reason=exc.reason[:120])
             return
         connection = ChatConnection(
-            ws, principal.user_id, hub=hub, broker=broker, settings=settings, runs=app.state.runs
+            ws,
+            principal.user_id,
+            hub=hub,
+            broker=broker,
+            settings=settings,
+            runs=app.state.runs,
+            quotas=quotas,
         )
         await connection.serve()
 

@@ -71,4 +71,14 @@ class GatewaySettings(WeirSettings):
         description="How long a resumed run's pieces are read back before its record ends it.",
     )
     max_upload_bytes: int = Field(default=50 * 1024 * 1024, description="Largest upload.")
+    max_upload_files: int = Field(default=20, description="Most files in one upload request.")
+    max_body_bytes: int = Field(
+        default=64 * 1024 * 1024,
+        description="Largest HTTP request body (refused with 413 before it is read).",
+    )
+    rate_limit_chat: str = Field(default="60/minute", description="Chat turns per user.")
+    rate_limit_upload: str = Field(default="60/hour", description="Uploaded files per user.")
+    max_inflight_runs: int = Field(
+        default=8, description="Runs one user may have open at once on one gateway."
+    )
     upload_wait_s: float = Field(default=120.0, description="How long `?wait=true` waits.")
