@@ -1,0 +1,88 @@
+// The chat WebSocket: one place opens it (openSocket), and a connection that reconnects
+// with backoff. Frames are documented in the gateway's frames.py.
+
+import { authRequired, token } from "./api.js";
+
+const POLICY_VIOLATION = 1008; // the gateway refused the token
+
+/** Open the chat socket on this page's origin. The token goes in `?token=` for now; a
+ * one-use ticket from `POST /api/ws-ticket` will replace it here, and only here. */
+export function openSocket() {
+  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+  const url = new URL(`${scheme}//${location.host}/ws/chat`);
+  if (token()) url.searchParams.set("token", token());
+  return new WebSocket(url);
+}
+
+/** A chat connection that comes back after a loss: `onFrame(frame)` for every server frame,
+ * `onOpen()` after each (re)connect (the place to send `resume`), `onState(text)`. */
+export class ChatSocket {
+  constructor({ onFrame, onOpen, onState }) {
+    Object.assign(this, { onFrame, onOpen, onState });
+    this.ws = null;
+    this.failures = 0;
+    this.timer = null;
+    this.stopped = false;
+  }
+
+  get open() {
+    return this.ws?.readyState === WebSocket.OPEN;
+  }
+
+  connect() {
+    clearTimeout(this.timer);
+    this.stopped = false;
+    if (this.ws && this.ws.readyState <= WebSocket.OPEN) return;
+    this.onState("connecting…");
+    const ws = openSocket();
+    this.ws = ws;
+    ws.onopen = () => {
+      this.failures = 0;
+      this.onState("connected");
+      this.onOpen();
+    };
+    ws.onmessage = (event) => {
+      let frame;
+      try {
+        frame = JSON.parse(event.data);
+      } catch {
+        return;
+      }
+      this.onFrame(frame);
+    };
+    ws.onclose = (event) => {
+      if (this.ws !== ws) return;
+      this.ws = null;
+      if (event.code === POLICY_VIOLATION) {
+        this.stopped = true;
+        this.onState("sign-in needed");
+        authRequired();
+        return;
+      }
+      if (!this.stopped) this.retry();
+    };
+  }
+
+  /** Reconnect after a growing, jittered pause (0.5 s doubling to 15 s). */
+  retry() {
+    const delay = Math.min(15000, 500 * 2 ** this.failures) * (0.75 + Math.random() / 2);
+    this.failures += 1;
+    this.onState(`disconnected — retrying in ${Math.ceil(delay / 1000)} s`);
+    this.timer = setTimeout(() => this.connect(), delay);
+  }
+
+  /** Close for good (until connect() is called again). */
+  close() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.ws?.close();
+    this.ws = null;
+  }
+
+  /** Send one frame; false when the socket is not open. */
+  send(frame) {
+    if (!this.open) return false;
+    this.ws.send(JSON.stringify(frame));
+    return true;
+  }
+}
