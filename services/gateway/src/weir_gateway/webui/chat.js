@@ -1,6 +1,7 @@
 // The Chat tab: conversations of this browser, the transcript, streamed answers over the
 // WebSocket, and resuming a run whose socket was lost (frames.py: `resume`).
 
+import { api } from "./api.js";
 import { $, h, newId } from "./dom.js";
 import { ChatSocket } from "./socket.js";
 import * as store from "./store.js";
@@ -204,6 +205,16 @@ function onOpen() {
   setSendable();
 }
 
+/** Was a socket refused for want of a token? (A 401 here also opens the sign-in box.) */
+async function refused() {
+  try {
+    await api("/api/knowledge/permissions");
+    return false;
+  } catch (error) {
+    return error.status === 401;
+  }
+}
+
 // --- sending --------------------------------------------------------------------------
 
 function setSendable() {
@@ -260,6 +271,7 @@ export function initChat() {
   socket = new ChatSocket({
     onFrame,
     onOpen,
+    refused,
     onState: (text) => {
       $("conn").textContent = text;
       $("conn").dataset.state = text;

@@ -22,7 +22,7 @@ export function h(tag, attrs = {}, ...children) {
 
 /** Append children: nodes as they are, anything else as text. */
 export function append(el, children) {
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === undefined || child === null || child === false) continue;
     el.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }

@@ -16,6 +16,7 @@ purify.addHook("afterSanitizeAttributes", (node) => {
 });
 
 const CITATION = /\[(\d{1,3})\]/g;
+const HAS_CITATION = /\[\d{1,3}\]/;
 
 /** Replace the text `[n]` by a link to source n (`#${anchor}-n`), or to the source list. */
 function linkCitations(root, anchor, count) {
@@ -26,8 +27,7 @@ function linkCitations(root, anchor, count) {
   }
   for (const node of texts) {
     const text = node.nodeValue;
-    CITATION.lastIndex = 0;
-    if (!CITATION.test(text)) continue;
+    if (!HAS_CITATION.test(text)) continue;
     const parts = document.createDocumentFragment();
     let last = 0;
     for (const match of text.matchAll(CITATION)) {

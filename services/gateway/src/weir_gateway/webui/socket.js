@@ -15,10 +15,12 @@ export function openSocket() {
 }
 
 /** A chat connection that comes back after a loss: `onFrame(frame)` for every server frame,
- * `onOpen()` after each (re)connect (the place to send `resume`), `onState(text)`. */
+ * `onOpen()` after each (re)connect (the place to send `resume`), `onState(text)`, and
+ * `refused()` → Promise<boolean>, asked when a socket closes before it opened: true when
+ * the gateway wants a token (a refusal before the handshake reaches browsers as 1006). */
 export class ChatSocket {
-  constructor({ onFrame, onOpen, onState }) {
-    Object.assign(this, { onFrame, onOpen, onState });
+  constructor({ onFrame, onOpen, onState, refused }) {
+    Object.assign(this, { onFrame, onOpen, onState, refused });
     this.ws = null;
     this.failures = 0;
     this.timer = null;
@@ -35,8 +37,10 @@ export class ChatSocket {
     if (this.ws && this.ws.readyState <= WebSocket.OPEN) return;
     this.onState("connecting…");
     const ws = openSocket();
+    let opened = false;
     this.ws = ws;
     ws.onopen = () => {
+      opened = true;
       this.failures = 0;
       this.onState("connected");
       this.onOpen();
@@ -50,17 +54,21 @@ export class ChatSocket {
       }
       this.onFrame(frame);
     };
-    ws.onclose = (event) => {
+    ws.onclose = async (event) => {
       if (this.ws !== ws) return;
       this.ws = null;
-      if (event.code === POLICY_VIOLATION) {
-        this.stopped = true;
-        this.onState("sign-in needed");
-        authRequired();
-        return;
-      }
-      if (!this.stopped) this.retry();
+      const policy = event.code === POLICY_VIOLATION;
+      if (policy) authRequired(); // refused() asks for sign-in itself
+      const needsToken = policy || (!opened && (await this.refused()));
+      if (this.ws) return; // connect() ran meanwhile (a sign-in)
+      if (needsToken) this.signInNeeded();
+      else if (!this.stopped) this.retry();
     };
+  }
+
+  signInNeeded() {
+    this.stopped = true;
+    this.onState("sign-in needed");
   }
 
   /** Reconnect after a growing, jittered pause (0.5 s doubling to 15 s). */
