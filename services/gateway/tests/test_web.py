@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from weir_gateway.app import create_app
 from weir_gateway.settings import GatewaySettings
-from weir_gateway.web import WEB_DIR, mount_web
+from weir_gateway.web import WEB_DIR, content_security_policy, mount_web
 
 pytestmark = pytest.mark.unit
 
@@ -30,7 +30,15 @@ def test_the_page_is_served_at_the_root(client: TestClient) -> None:
     assert page.headers["content-type"].startswith("text/html")
     assert '<script type="module" src="/static/app.js">' in page.text
     assert "/static/vendor/purify.min.js" in page.text
-    assert "script-src 'self'" in page.headers["content-security-policy"]
+    policy = page.headers["content-security-policy"]
+    assert "script-src 'self';" in policy
+    assert "connect-src 'self' ws://testserver wss://testserver;" in policy
+
+
+def test_a_strange_host_adds_nothing_to_the_policy() -> None:
+    assert "connect-src 'self';" in content_security_policy("x; script-src *")
+    assert "connect-src 'self';" in content_security_policy(None)
+    assert "ws://[::1]:8000 " in content_security_policy("[::1]:8000")
 
 
 @pytest.mark.parametrize(

@@ -185,6 +185,16 @@ const HANDLERS = {
   },
 };
 
+/** Ask again for a run that ended in a resumable error ("Check again"). */
+function resumeTurn(key) {
+  const turn = turnsOf(conversationId).find((t) => t.key === key);
+  if (!turn?.runId) return;
+  Object.assign(turn, { status: "streaming", error: null });
+  update(conversationId, turn);
+  const frame = { type: "resume", run_id: turn.runId, conversation_id: conversationId };
+  socket.send({ ...frame, after: turn.after, attempt: turn.attempt }); // else on reconnect
+}
+
 /** After each (re)connect: runs with a run id continue where they stopped; messages never
  * accepted are marked (sending them again could answer twice). */
 function onOpen() {
@@ -287,7 +297,11 @@ export function initChat() {
   });
   $("new-chat").addEventListener("click", () => select(store.createConversation().id));
   $("toggle-convs").addEventListener("click", () => document.body.classList.toggle("show-convs"));
-  $("transcript").addEventListener("click", () => document.body.classList.remove("show-convs"));
+  $("transcript").addEventListener("click", (event) => {
+    document.body.classList.remove("show-convs");
+    const key = event.target.closest?.("[data-resume]")?.dataset.resume;
+    if (key) resumeTurn(key);
+  });
   setInterval(() => socket.send({ type: "ping" }), PING_MS);
   select(conversationId);
   socket.connect();

@@ -4,6 +4,9 @@
 import { h } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 
+// errors after which the run may still end well: the answer can be asked for again
+const RESUMABLE = new Set(["deadline", "unavailable"]);
+
 const STEP_LABELS = {
   retrieval: "Retrieved",
   thought: "Thought",
@@ -94,7 +97,15 @@ function answer(turn) {
     steps.append(...turn.steps.map(stepCard));
   }
   const error = turn.error
-    ? h("p", { class: "error", role: "alert" }, h("code", {}, turn.error.code), ` ${turn.error.message}`)
+    ? h(
+        "p",
+        { class: "error", role: "alert" },
+        h("code", {}, turn.error.code),
+        ` ${turn.error.message} `,
+        turn.runId && RESUMABLE.has(turn.error.code)
+          ? h("button", { class: "ghost small", dataset: { resume: turn.key } }, "Check again")
+          : null,
+      )
     : null;
   return [steps, body, sourcesOf(turn, anchor), error];
 }
