@@ -1,4 +1,4 @@
-"""Wiring of the gateway: FastAPI edge, its reply topic, the WebSocket chat route."""
+"""Wiring of the gateway: FastAPI edge, its reply topic, the WebSocket chat route, the web UI."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from weir_gateway.runs_api import look_up
 from weir_gateway.service import ReplyHub
 from weir_gateway.settings import GatewaySettings
 from weir_gateway.tickets import MemoryTickets, RedisTickets, TicketStore
+from weir_gateway.web import mount_web
 
 log = structlog.get_logger(__name__)
 
@@ -101,6 +102,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         )
         await connection.serve()
 
+    mount_web(app)
     return app
 
 
