@@ -67,7 +67,7 @@ def test_an_unknown_asset_is_404(client: TestClient) -> None:
 def test_api_routes_win_over_the_page(client: TestClient) -> None:
     assert client.get("/health").json() == {"status": "ok", "service": "gateway"}
     me = client.get("/api/knowledge/permissions").json()
-    assert me == {"user_id": "anonymous", "role": "user", "can_manage_shared": False}
+    assert me == {"user_id": "local", "role": "admin", "can_manage_shared": True}
     assert client.get("/openapi.json").status_code == 200
     assert client.get("/api/nothing").status_code == 404
 

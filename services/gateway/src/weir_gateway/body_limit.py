@@ -28,19 +28,25 @@ class BodyLimit:
             await self._refuse(send)
             return
         seen = 0
-        started = False
+        over = started = False
 
         async def counted() -> Message:
-            nonlocal seen
+            nonlocal seen, over
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
+                    over = True
                     raise BodyTooLargeError
             return message
 
         async def watched(message: Message) -> None:
             nonlocal started
+            if over:  # whatever the app made of the aborted body (FastAPI: a 400), a 413
+                if message["type"] == "http.response.start" and not started:
+                    started = True
+                    await self._refuse(send)
+                return
             started = started or message["type"] == "http.response.start"
             await send(message)
 

@@ -65,7 +65,7 @@ async def chat(
     if len(body.message) > state.settings.max_message_chars:
         limit = state.settings.max_message_chars
         raise HTTPException(
-            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, f"message exceeds {limit} chars"
+            status.HTTP_413_CONTENT_TOO_LARGE, f"message exceeds {limit} chars"
         )
     conversation = body.conversation_id or new_id()
     outbox: asyncio.Queue[Frame] = asyncio.Queue()

@@ -64,7 +64,7 @@ async def upload(
     settings = state.settings
     if len(files) > settings.max_upload_files:
         too_many = f"{len(files)} files in one upload (at most {settings.max_upload_files})"
-        raise HTTPException(status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, too_many)
+        raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, too_many)
     try:
         await state.quotas.spend("upload", caller.user_id, cost=len(files))
     except QuotaExceededError as exc:
@@ -76,7 +76,7 @@ async def upload(
         data = await upload_file.read(settings.max_upload_bytes + 1)
         if len(data) > settings.max_upload_bytes:
             too_big = f"{upload_file.filename} exceeds {settings.max_upload_bytes} bytes"
-            raise HTTPException(status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, too_big)
+            raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, too_big)
         source = upload_file.filename or "upload"
         doc = document_id(collection, owner, source)
         waiter = state.hub.expect_ingest(doc) if wait else None
