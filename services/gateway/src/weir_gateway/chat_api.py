@@ -64,9 +64,7 @@ async def chat(
     state = request.app.state
     if len(body.message) > state.settings.max_message_chars:
         limit = state.settings.max_message_chars
-        raise HTTPException(
-            status.HTTP_413_CONTENT_TOO_LARGE, f"message exceeds {limit} chars"
-        )
+        raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"message exceeds {limit} chars")
     conversation = body.conversation_id or new_id()
     outbox: asyncio.Queue[Frame] = asyncio.Queue()
     stream = RunStream(new_id(), conversation, None)
