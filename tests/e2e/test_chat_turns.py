@@ -94,7 +94,8 @@ async def test_two_turns_stream_in_order_and_the_second_sees_the_first(
 async def test_run_records_show_every_step(chat: ChatClient, product: Services) -> None:
     frames = await chat.turn("hello, record me")
     run_id = frames[0]["run_id"]
-    async with httpx.AsyncClient(base_url=product.url("harness")) as http:
+    harness = product.url("harness")
+    async with httpx.AsyncClient(base_url=harness, headers=product.headers()) as http:
         for _ in range(50):
             record = (await http.get(f"/runs/{run_id}")).json()
             if record["run"]["status"] == "completed":

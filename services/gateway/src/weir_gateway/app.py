@@ -68,7 +68,9 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         on_shutdown=[flush_traces],
     )
 
-    rag = InternalClient("the knowledge base", settings.weir_rag_url)
+    rag = InternalClient(
+        "the knowledge base", settings.weir_rag_url, token=settings.weir_service_token
+    )
     app.state.settings = settings
     app.state.auth = auth
     app.state.quotas = quotas
