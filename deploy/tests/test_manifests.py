@@ -358,6 +358,12 @@ def test_compose_gateway_reaches_the_harness() -> None:
     assert urlsplit(env["WEIR_HARNESS_URL"]).hostname == "harness"
 
 
+def test_compose_gateway_believes_only_bearer_tokens() -> None:
+    env = compose_env(compose()["services"]["gateway"])
+    assert env["AUTH_MODE"] == "token"
+    assert not any(k.startswith("TRUST_") or k == "AUTH_PROXY_TRUSTED" for k in env)
+
+
 def test_compose_publishes_the_gateway() -> None:
     (mapping,) = compose()["services"]["gateway"]["ports"]
     assert interpolate(mapping).split(":")[-1] == image_env()["SERVICE_PORT"]
@@ -529,6 +535,13 @@ def test_k8s_gives_every_service_the_credential_from_the_secret() -> None:
         ref = item["valueFrom"]["secretKeyRef"]
         assert (ref["name"], ref["key"]) == ("weir-secrets", TOKEN), name
         assert not ref.get("optional", False), f"{name}: {TOKEN} must not be optional"
+
+
+def test_k8s_gateway_believes_only_bearer_tokens() -> None:
+    env = container_env(only_container("gateway"))
+    assert env["AUTH_MODE"] == "token"
+    assert "AUTH_PROXY_TRUSTED" not in env
+    assert "AUTH_JWT_SECRET" in k8s_data("Secret", "weir-secrets")
 
 
 def test_k8s_gateway_reaches_the_harness() -> None:
