@@ -179,10 +179,13 @@ class ChatConnection:
         self._outbox.put_nowait({"type": "resumed", "run_id": found.run_id,
                                  "status": found.status, **stream.ids()})  # fmt: skip
         final = found.final_frame(stream.ids())
-        if final is not None:
+        source = reply_source(run)
+        # a finished run ends at once, unless the client has some pieces (`after`) of an
+        # answer whose pieces can be read back: then it gets the rest of them first
+        pieces_wanted = frame.after is not None and source is not None
+        if final is not None and not (pieces_wanted and final["type"] == "done"):
             self._hub.finish(found.run_id, final)
             return
-        source = reply_source(run)
         tail = None
         if source is not None:
             bootstrap = self._settings.kafka_bootstrap_servers
