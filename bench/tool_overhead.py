@@ -76,9 +76,12 @@ async def direct(calls: int) -> list[float]:
         return await measure(call, calls)
 
 
-async def over_http(base_url: str, calls: int) -> list[float]:
-    """`POST /internal/call` on the tools service, each with its own idempotency key."""
-    async with httpx.AsyncClient(base_url=base_url, timeout=CALL_TIMEOUT_S) as client:
+async def over_http(base_url: str, headers: dict[str, str], calls: int) -> list[float]:
+    """`POST /internal/call` on the tools service (with the service credential `headers`),
+    each with its own idempotency key."""
+    async with httpx.AsyncClient(
+        base_url=base_url, headers=headers, timeout=CALL_TIMEOUT_S
+    ) as client:
 
         async def call(i: int) -> float:
             body = {"tool": "echo", "arguments": {"message": f"m{i}"}, "idempotency_key": new_id()}
@@ -162,7 +165,7 @@ async def bench(calls: int, impl: str) -> dict[str, Any]:
         extra = {"TOPIC_PREFIX": prefix, "MCP_SERVERS": json.dumps([server])}
         async with Services(env, logs, names=("tools",), extra_env=extra) as services:
             direct_ms = await direct(calls)
-            http_ms = await over_http(services.url("tools"), calls)
+            http_ms = await over_http(services.url("tools"), services.headers(), calls)
             kafka_ms, inside_ms = await over_kafka(env, prefix, calls)
             if services.exited():
                 raise RuntimeError(f"tools service died (logs in {logs})")

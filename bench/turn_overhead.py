@@ -37,7 +37,7 @@ from weir_common.testing.scripted_llm import ScriptedLLM
 from weir_deploy.base import free_port
 from weir_deploy.kafka import find_tansu
 from weir_deploy.kafka_jars import cached_classpath
-from weir_deploy.services import Services
+from weir_deploy.services import LOOPBACK_PROXY_AUTH, Services
 from weir_deploy.stack import Stack
 
 Frame = dict[str, Any]
@@ -273,6 +273,7 @@ async def bench(turns: int, impl: str, wait_closed: bool) -> Frame:
             logs,
             gateway_port=free_port(),
             extra_env={
+                **LOOPBACK_PROXY_AUTH,
                 "TOPIC_PREFIX": f"bench{new_id()[:8]}.",
                 "LLM_MODEL": "openai/scripted",
                 "LLM_API_BASE": llm.base_url,

@@ -250,6 +250,9 @@ def test_ready_script_reads_the_body() -> None:
 # --- docker-compose.yml -----------------------------------------------------------------
 
 INTERPOLATION = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}")
+# `${VAR:?message}`: Compose refuses to start without VAR
+REQUIRED = re.compile(r"\$\{(\w+):?\?[^}]*\}")
+TOKEN = "WEIR_SERVICE_TOKEN"
 
 
 def compose() -> dict[str, Any]:
@@ -258,8 +261,10 @@ def compose() -> dict[str, Any]:
 
 
 def interpolate(value: object) -> str:
-    """A value as Compose passes it with none of the referenced variables set."""
+    """A value as Compose passes it with none of the referenced variables set (the required
+    ones set to `set-by-the-operator`)."""
     text = str(value).lower() if isinstance(value, bool) else str(value)
+    text = REQUIRED.sub("set-by-the-operator", text)
     text = INTERPOLATION.sub(lambda m: m.group(2) or "", text)
     assert "${" not in text, f"interpolation this test does not understand: {value}"
     return text.replace("$$", "$")
@@ -338,6 +343,25 @@ def test_compose_urls_name_services_started_before() -> None:
                 assert url.hostname in service["depends_on"], f"{name}: {var}={value}"
                 if url.hostname in DEFAULT_SERVICES:
                     assert url.port == port, f"{name}: {var}={value}"
+
+
+def test_compose_requires_the_service_credential_for_every_service() -> None:
+    for name, service in weir_services():
+        value = str(service["environment"].get(TOKEN))
+        match = REQUIRED.fullmatch(value)
+        assert match is not None, f"{name}: {TOKEN} must be `${{{TOKEN}:?...}}`, not {value!r}"
+        assert match.group(1) == TOKEN, f"{name}: {value}"
+
+
+def test_compose_gateway_reaches_the_harness() -> None:
+    env = compose_env(compose()["services"]["gateway"])
+    assert urlsplit(env["WEIR_HARNESS_URL"]).hostname == "harness"
+
+
+def test_compose_gateway_believes_only_bearer_tokens() -> None:
+    env = compose_env(compose()["services"]["gateway"])
+    assert env["AUTH_MODE"] == "token"
+    assert not any(k.startswith("TRUST_") or k == "AUTH_PROXY_TRUSTED" for k in env)
 
 
 def test_compose_publishes_the_gateway() -> None:
@@ -501,3 +525,120 @@ def test_k8s_shares_uploads_between_gateway_and_rag() -> None:
         claims.append(volume["persistentVolumeClaim"]["claimName"])
     assert claims[0] == claims[1]
     assert claims[0] in k8s_named("PersistentVolumeClaim")
+
+
+def test_k8s_gives_every_service_the_credential_from_the_secret() -> None:
+    assert TOKEN in k8s_data("Secret", "weir-secrets"), "secret.example.yaml lacks the key"
+    for name in DEFAULT_SERVICES:
+        (item,) = [i for i in only_container(name).get("env", []) if i["name"] == TOKEN]
+        assert "value" not in item, f"{name}: {TOKEN} is a literal"
+        ref = item["valueFrom"]["secretKeyRef"]
+        assert (ref["name"], ref["key"]) == ("weir-secrets", TOKEN), name
+        assert not ref.get("optional", False), f"{name}: {TOKEN} must not be optional"
+
+
+def test_k8s_gateway_believes_only_bearer_tokens() -> None:
+    env = container_env(only_container("gateway"))
+    assert env["AUTH_MODE"] == "token"
+    assert "AUTH_PROXY_TRUSTED" not in env
+    assert "AUTH_JWT_SECRET" in k8s_data("Secret", "weir-secrets")
+
+
+def test_k8s_gateway_reaches_the_harness() -> None:
+    env = container_env(only_container("gateway"))
+    assert urlsplit(env["WEIR_HARNESS_URL"]).hostname == "weir-harness"
+
+
+# --- deploy/k8s/networkpolicy.yaml ------------------------------------------------------
+
+ANYWHERE = "*"
+
+
+def selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    """A Kubernetes label selector matches `labels` (matchLabels and matchExpressions)."""
+    if not selector.get("matchLabels", {}).items() <= labels.items():
+        return False
+    for expr in selector.get("matchExpressions", []):
+        key, op, values = expr["key"], expr["operator"], expr.get("values", [])
+        held = {
+            "In": key in labels and labels[key] in values,
+            "NotIn": key not in labels or labels[key] not in values,
+            "Exists": key in labels,
+            "DoesNotExist": key not in labels,
+        }
+        if not held[op]:
+            return False
+    return True
+
+
+def pod_labels(name: str) -> dict[str, str]:
+    labels: dict[str, str] = deployment(name)["spec"]["template"]["metadata"]["labels"]
+    return labels
+
+
+def admitted(target: str) -> set[str]:
+    """Who may open a connection to the pods of `target`: weir service names, or ANYWHERE."""
+    sources: set[str] = set()
+    for policy in k8s_named("NetworkPolicy").values():
+        spec = policy["spec"]
+        if "Ingress" not in spec["policyTypes"]:
+            continue
+        if not selects(spec["podSelector"], pod_labels(target)):
+            continue
+        for rule in spec.get("ingress", []):
+            if "from" not in rule:
+                sources.add(ANYWHERE)
+            for peer in rule.get("from", []):
+                if set(peer) != {"podSelector"}:  # other namespaces or address blocks
+                    sources.add(ANYWHERE)
+                    continue
+                sources |= {
+                    name
+                    for name in DEFAULT_SERVICES
+                    if selects(peer["podSelector"], pod_labels(name))
+                }
+    return sources
+
+
+def test_k8s_network_policies_deny_by_default() -> None:
+    policies = k8s_named("NetworkPolicy")
+    assert "networkpolicy.yaml" in kustomization()["resources"]
+    deny = [p["spec"] for p in policies.values() if p["spec"]["podSelector"] == {}]
+    assert deny == [{"podSelector": {}, "policyTypes": ["Ingress"]}]
+
+
+def test_k8s_network_policies_admit_only_the_callers_of_each_service() -> None:
+    assert admitted("gateway") == {ANYWHERE}
+    assert admitted("memory") == {"gateway"}
+    assert admitted("harness") == {"gateway"}
+    assert admitted("rag") == {"gateway", "tools"}
+    assert admitted("tools") <= {"tools"}
+    assert admitted("router") == set()
+
+
+def test_k8s_network_policies_open_only_the_http_port() -> None:
+    for name, policy in k8s_named("NetworkPolicy").items():
+        if (
+            policy["spec"]["podSelector"].get("matchLabels", {}).get("app.kubernetes.io/name")
+            != "weir"
+        ):
+            continue
+        for rule in policy["spec"].get("ingress", []):
+            assert rule["ports"] == [{"protocol": "TCP", "port": "http"}], name
+
+
+def test_k8s_engines_are_reached_only_by_weir_services() -> None:
+    engines = {"app.kubernetes.io/part-of": "weir-engines"}
+    sources: set[str] = set()
+    for policy in k8s_named("NetworkPolicy").values():
+        spec = policy["spec"]
+        if spec["podSelector"] == {} or not selects(spec["podSelector"], engines):
+            continue
+        for rule in spec.get("ingress", []):
+            assert "from" in rule
+            for peer in rule["from"]:
+                assert set(peer) == {"podSelector"}
+                sources |= {
+                    n for n in DEFAULT_SERVICES if selects(peer["podSelector"], pod_labels(n))
+                }
+    assert sources == set(DEFAULT_SERVICES)

@@ -22,7 +22,7 @@ from weir_common.events import new_id
 from weir_common.testing.script import ScriptRule, ScriptToolCall
 from weir_common.testing.scripted_llm import ScriptedLLM
 from weir_deploy.base import free_port
-from weir_deploy.services import DEFAULT_SERVICES, Services
+from weir_deploy.services import DEFAULT_SERVICES, LOOPBACK_PROXY_AUTH, Services
 from weir_deploy.stack import ALL_ENGINES, Stack
 
 from .audit import Audit, audit_load
@@ -138,6 +138,7 @@ async def product(work: Path | None = None) -> AsyncIterator[Product]:
     stack = Stack(ALL_ENGINES, ephemeral=True, data_dir=root, kafka_impl="apache")
     env = {
         **SHORT_DEADLINES,
+        **LOOPBACK_PROXY_AUTH,
         "TOPIC_PREFIX": f"chaos{new_id()[:6]}.",
         "LLM_MODEL": "openai/scripted",
         "LLM_API_KEY": "sk-scripted",

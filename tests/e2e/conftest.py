@@ -16,7 +16,7 @@ from weir_common.events import new_id
 from weir_common.testing.otlp_collector import OTLPCollector
 from weir_common.testing.scripted_llm import ScriptedLLM
 from weir_deploy.base import free_port
-from weir_deploy.services import Services
+from weir_deploy.services import LOOPBACK_PROXY_AUTH, Services
 
 Frame = dict[str, Any]
 FRAME_TIMEOUT_S = 30.0
@@ -53,6 +53,7 @@ async def product(
         logs,
         gateway_port=free_port(),
         extra_env={
+            **LOOPBACK_PROXY_AUTH,
             "TOPIC_PREFIX": topic_prefix,
             "LLM_MODEL": "openai/scripted",
             "LLM_API_BASE": llm.base_url,

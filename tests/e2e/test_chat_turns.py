@@ -8,6 +8,7 @@ import json
 import asyncpg
 import httpx
 import pytest
+import websockets
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from weir_common.testing.otlp_collector import OTLPCollector
@@ -93,7 +94,8 @@ async def test_two_turns_stream_in_order_and_the_second_sees_the_first(
 async def test_run_records_show_every_step(chat: ChatClient, product: Services) -> None:
     frames = await chat.turn("hello, record me")
     run_id = frames[0]["run_id"]
-    async with httpx.AsyncClient(base_url=product.url("harness")) as http:
+    harness = product.url("harness")
+    async with httpx.AsyncClient(base_url=harness, headers=product.headers()) as http:
         for _ in range(50):
             record = (await http.get(f"/runs/{run_id}")).json()
             if record["run"]["status"] == "completed":
@@ -170,12 +172,22 @@ async def test_bad_frames_get_error_frames_and_the_connection_stays_open(chat: C
     assert (await chat.recv())["code"] == "unknown_type"
     await chat.send({"type": "chat", "text": ""})
     assert (await chat.recv())["code"] == "invalid"
-    await chat.send({"type": "chat", "text": "x" * 70_000})
+    await chat.send({"type": "chat", "text": "x" * 9_000})  # over MAX_MESSAGE_CHARS
     assert (await chat.recv())["code"] == "too_large"
     await chat.send({"type": "ping"})
     assert (await chat.recv())["type"] == "pong"
     frames = await chat.turn("still here?")
     assert frames[-1]["type"] == "done"
+
+
+async def test_a_frame_over_the_frame_limit_closes_the_socket_with_1009(chat: ChatClient) -> None:
+    """The transport refuses it (uvicorn's `ws_max_size` is `MAX_FRAME_BYTES`): the
+    gateway never buffers more than one frame's limit."""
+    await chat.send({"type": "chat", "text": "x" * 70_000})
+    with pytest.raises(websockets.ConnectionClosed) as closed:
+        await chat.recv()
+    assert closed.value.rcvd is not None
+    assert closed.value.rcvd.code == 1009
 
 
 async def test_http_chat_streams_server_sent_events(product: Services, llm: ScriptedLLM) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from weir_common.events import new_id
 from weir_deploy.base import free_port
-from weir_deploy.services import Services
+from weir_deploy.services import LOOPBACK_PROXY_AUTH, Services
 
 from .test_memory import MEMORY_TABLES, Person, rows_about, wait_until_remembered
 
@@ -55,7 +55,7 @@ async def offline(stack_env: dict[str, str]) -> AsyncIterator[Offline]:
         logs,
         names=("gateway", "harness", "router"),
         gateway_port=free_port(),
-        extra_env={**env, "WEIR_MEMORY_URL": memory.url("memory")},
+        extra_env={**env, **LOOPBACK_PROXY_AUTH, "WEIR_MEMORY_URL": memory.url("memory")},
     )
     async with memory, front:
         yield Offline(front, memory)

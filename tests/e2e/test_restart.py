@@ -18,7 +18,7 @@ import websockets
 
 from weir_common.events import new_id
 from weir_deploy.base import free_port
-from weir_deploy.services import Services
+from weir_deploy.services import LOOPBACK_PROXY_AUTH, Services
 from weir_deploy.stack import ALL_ENGINES, Stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(600)]
@@ -44,7 +44,7 @@ class Product:
             self.stack.env(),
             self.data / "logs",
             gateway_port=self.gateway_port,
-            extra_env={"BACKOFF_BASE_S": "0.2"},
+            extra_env={**LOOPBACK_PROXY_AUTH, "BACKOFF_BASE_S": "0.2"},
             supervise=True,
         )
         await self.services.start()

@@ -85,6 +85,18 @@ async def test_a_run_is_resumed_on_a_new_socket_and_read_over_http(
     assert theirs.status_code == 404
     assert unknown.status_code == 404
 
+    # the run has finished: a client that still lacks pieces gets them, then the answer
+    ws4, late = await _connect(url, user)
+    try:
+        finished = await _resume(late, run_id, after=before[-1]["index"])
+    finally:
+        await ws4.close()
+    rest = [f for f in finished if f["type"] == "delta"]
+    assert rest[0]["index"] == before[-1]["index"] + 1, finished
+    had = [f for f in before if f["type"] == "delta"]
+    assert "".join(str(f["text"]) for f in [*had, *rest]) == SLOW_ANSWER
+    assert [f["type"] for f in finished if f["type"] in ("done", "error")] == ["done"]
+
     ws3, stranger = await _connect(url, "mallory")
     try:
         await stranger.send({"type": "resume", "run_id": run_id})

@@ -52,9 +52,10 @@ async def _up(args: argparse.Namespace) -> int:
     stack = Stack(args.engines, kafka_impl=args.kafka_impl)
     try:
         await stack.start()
-        for key, value in sorted(stack.env().items()):
+        # the engines' env, and the credential for services started by hand against them
+        for key, value in sorted(stack.services_env().items()):
             print(f"{key}={value}", flush=True)
-        print(f"# also in {stack.data_dir / 'stack.env'}; Ctrl-C to stop", flush=True)
+        print(f"# engines' env also in {stack.data_dir / 'stack.env'}; Ctrl-C to stop", flush=True)
         await asyncio.Event().wait()
         return 0
     finally:
@@ -68,7 +69,7 @@ async def _run(args: argparse.Namespace) -> int:
     try:
         await stack.start()
         services = Services(
-            stack.env(), stack.data_dir / "logs", names=args.services, supervise=True
+            stack.services_env(), stack.data_dir / "logs", names=args.services, supervise=True
         )
         await services.start()
         gateway = services.url("gateway") if "gateway" in services.ports else "(no gateway)"

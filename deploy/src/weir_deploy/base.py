@@ -5,14 +5,25 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import secrets
 import socket
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol, runtime_checkable
+
+from weir_common.service_auth import TOKEN_ENV
 
 #: ``deploy/`` folder of the repository (this file is deploy/src/weir_deploy/base.py).
 DEPLOY_DIR = Path(__file__).resolve().parents[2]
 #: Root of the repository (the uv workspace).
 REPO_DIR = DEPLOY_DIR.parent
+
+
+def service_token(env: Mapping[str, str] | None = None) -> str:
+    """The credential a stack's services share (`WEIR_SERVICE_TOKEN`): the one `env` (default:
+    the environment) sets, else a new random one."""
+    found = (os.environ if env is None else env).get(TOKEN_ENV)
+    return found or secrets.token_urlsafe(32)
 
 
 class EngineStartError(RuntimeError):

@@ -45,10 +45,11 @@ class StackRunner:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
 
     def start(self) -> dict[str, str]:
-        """Start the stack and return its env (raises `EngineStartError`)."""
+        """Start the stack and return its env, with the services' credential (raises
+        `EngineStartError`)."""
         atexit.register(self.stop)
         self._call(self.stack.start(), START_TIMEOUT)
-        return self.stack.env()
+        return self.stack.services_env()
 
     def stop(self) -> None:
         """Stop the stack and the loop thread (idempotent)."""

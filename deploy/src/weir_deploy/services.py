@@ -13,7 +13,9 @@ from pathlib import Path
 
 import structlog
 
-from .base import EngineStartError, ensure_port_free, env_port, free_port
+from weir_common.service_auth import TOKEN_ENV, service_headers
+
+from .base import EngineStartError, ensure_port_free, env_port, free_port, service_token
 from .process import ManagedProcess
 
 log = structlog.get_logger(__name__)
@@ -23,6 +25,9 @@ GATEWAY_PORT = 8000
 RESTART_DELAY_S = 0.5  # first restart of a crashed service; doubles up to the maximum
 MAX_RESTART_DELAY_S = 10.0
 HEALTHY_RESET_S = 60.0  # up this long: the next crash starts the backoff again
+#: Identity of test and benchmark stacks: many users, each named by `X-User-Id` from a
+#: loopback client standing in for a trusted proxy (`make run` itself is `local`).
+LOOPBACK_PROXY_AUTH = {"AUTH_MODE": "proxy", "AUTH_PROXY_TRUSTED": "127.0.0.1/32,::1/128"}
 
 
 def _get_status(url: str) -> int:
@@ -48,7 +53,11 @@ async def _answers(url: str) -> bool:
 
 
 class Services:
-    """weir's services, each ``python -m <prefix><name>`` with ``SERVICE_PORT`` for /health."""
+    """weir's services, each ``python -m <prefix><name>`` with ``SERVICE_PORT`` for /health.
+
+    Every service gets the same ``WEIR_SERVICE_TOKEN``: the one the given env (or the
+    environment) sets, else a new random one; `headers()` carries it for direct calls.
+    """
 
     def __init__(
         self,
@@ -74,6 +83,8 @@ class Services:
             else:
                 self.ports[name] = free_port()
         self.base_env = {**os.environ, **stack_env, **(extra_env or {})}
+        self.service_token = service_token(self.base_env)
+        self.base_env[TOKEN_ENV] = self.service_token
         for name, port in self.ports.items():
             self.base_env[f"WEIR_{name.upper()}_URL"] = f"http://127.0.0.1:{port}"
         # the harness routes knowledge questions to retrieval only when a rag service runs
@@ -86,6 +97,10 @@ class Services:
     def url(self, name: str) -> str:
         """Base URL of a service."""
         return f"http://127.0.0.1:{self.ports[name]}"
+
+    def headers(self) -> dict[str, str]:
+        """The header a direct call to a service's internal API needs (its credential)."""
+        return service_headers(self.service_token)
 
     def pid(self, name: str) -> int | None:
         """The process id of the service's current child (None while it is down)."""

@@ -13,7 +13,9 @@ from types import TracebackType
 
 import structlog
 
-from .base import Engine, EngineStartError, default_data_dir, env_port, free_port
+from weir_common.service_auth import TOKEN_ENV
+
+from .base import Engine, EngineStartError, default_data_dir, env_port, free_port, service_token
 from .elasticsearch import ElasticsearchEngine
 from .kafka import make_kafka
 from .milvus import MilvusEngine
@@ -71,6 +73,8 @@ class Stack:
         self.engines: list[Engine] = [self._make(name) for name in self.names]
         self.startup_seconds: dict[str, float] = {}
         self._started: list[Engine] = []
+        #: the service credential of this stack (``WEIR_SERVICE_TOKEN``, else a random one)
+        self.service_token = service_token()
 
     def _port(self, name: str) -> int:
         return free_port() if self.ephemeral else env_port(name, DEFAULT_PORTS[name])
@@ -167,6 +171,10 @@ class Stack:
         for engine in self.engines:
             merged.update(engine.env())
         return merged
+
+    def services_env(self) -> dict[str, str]:
+        """`env()` plus ``WEIR_SERVICE_TOKEN``, the credential the stack's services share."""
+        return {**self.env(), TOKEN_ENV: self.service_token}
 
     def write_env_file(self) -> Path:
         """Write ``<data_dir>/stack.env`` with ``KEY=VALUE`` lines; return its path."""

@@ -8,6 +8,7 @@ import pytest
 
 from weir_common.events import MemoryContext, MemoryContextRequested, Turn, TurnCompleted
 from weir_memory.flash import Flash
+from weir_memory.long_term import Recollection
 from weir_memory.repository import InMemoryShortTermStore
 from weir_memory.service import MemoryService
 from weir_memory.summary import Summarizer
@@ -66,3 +67,35 @@ async def test_private_turns_are_kept_in_the_conversation() -> None:
     memory = service()
     await memory.record_turn(completed(1, private=True), "c")
     assert [t.user for t in (await memory.build_context(ask())).history] == ["u1"]
+
+
+class RecordingLongTerm:
+    """Long-term memory's two calls, recorded (the service under test decides what it
+    hands over; long-term memory itself has its own tests)."""
+
+    def __init__(self) -> None:
+        self.remembered: list[tuple[Turn, list[Turn]]] = []
+
+    async def remember(
+        self, user_id: str, conversation_id: str, turn: Turn, at: Any, recent: list[Turn]
+    ) -> None:
+        self.remembered.append((turn, list(recent)))
+
+    async def recollect(self, *args: Any, **kwargs: Any) -> Recollection:
+        return Recollection()
+
+
+async def test_a_private_turn_never_reaches_long_term_memory_or_the_summary() -> None:
+    long_term = RecordingLongTerm()
+    memory = service(window=3, discard=2)
+    memory.long_term = long_term  # type: ignore[assignment]
+    await memory.record_turn(completed(0, private=True), "c")
+    for n in range(1, 4):
+        await memory.record_turn(completed(n), "c")
+    analysed = [turn.user for turn, _ in long_term.remembered]
+    seen = {t.user for _, recent in long_term.remembered for t in recent}
+    assert analysed == ["u1", "u2", "u3"]
+    assert "u0" not in seen
+    context = await memory.build_context(ask())
+    assert "u0" not in (context.summary or "")
+    assert "u1" in (context.summary or "")

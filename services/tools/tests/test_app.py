@@ -9,9 +9,11 @@ import httpx
 import pytest
 from faststream.kafka import KafkaBroker
 from opentelemetry.sdk.trace import TracerProvider
+from pydantic import SecretStr
 
 from weir_common.bus import make_broker, publish, subscriber_options
 from weir_common.events import ToolsCallCompleted, ToolsCallRequested, ToolsCatalogUpdated, new_id
+from weir_common.service_auth import service_headers
 from weir_tools.app import create_app, make_store
 from weir_tools.repository import MemoryResultStore, RedisResultStore
 from weir_tools.settings import ToolsSettings
@@ -32,7 +34,7 @@ def test_store_follows_redis_url() -> None:
 @pytest.mark.unit
 def test_app_serves_health_and_internal_routes() -> None:
     app = create_app(ToolsSettings(mcp_servers=[]))
-    paths = {getattr(route, "path", None) for route in app.routes}
+    paths = set(app.openapi()["paths"])  # included routers' routes too
     assert {"/health", "/ready", "/internal/catalog", "/internal/call"} <= paths
 
 
@@ -74,6 +76,7 @@ async def test_call_over_kafka_and_http(
         kafka_fetch_max_wait_ms=50,
         redis_url=stack_env["REDIS_URL"],
         mcp_servers=[time_server(), everything_stdio("everything").config],
+        weir_service_token=SecretStr("tools-test-credential"),
     )
     app = create_app(settings)
     client, seen = _client(settings.kafka_bootstrap_servers, prefix)
@@ -93,7 +96,10 @@ async def test_call_over_kafka_and_http(
         assert '"timezone": "Asia/Tokyo"' in done.content
 
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://tools") as http:
+        headers = service_headers(settings.weir_service_token)
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://tools", headers=headers
+        ) as http:
             listed = (await http.get("/internal/catalog")).json()
             assert "get-sum" in {t["name"] for t in listed["tools"]}
             assert {s["name"]: s["connected"] for s in listed["servers"]}["everything"]

@@ -23,9 +23,11 @@ class Provider(BaseHTTPRequestHandler):
     """A tiny weather / search / rag provider: answers from the request, records it."""
 
     seen: list[dict[str, Any]] = []  # noqa: RUF012 - shared with the test on purpose
+    authorization: list[str | None] = []  # noqa: RUF012 - the Authorization header of each GET
 
     def do_GET(self) -> None:
         url = urlsplit(self.path)
+        self.authorization.append(self.headers.get("Authorization"))
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         self.seen.append({"path": url.path, "query": query, "key": self.headers.get("X-Key")})
         if url.path == "/weather":
@@ -177,3 +179,19 @@ async def test_knowledge_search_posts_to_the_rag_hook(
     empty = await knowledge.run({"query": "nothing"}, CTX)
     assert not empty.is_error
     assert empty.content == "no passages in the knowledge base match 'nothing'"
+
+
+@pytest.mark.unit
+async def test_the_service_credential_never_reaches_an_external_provider(
+    provider_url: str, client: httpx.AsyncClient
+) -> None:
+    settings = ToolsSettings(
+        weather_url_template=provider_url + "/weather?q={city}",
+        weir_rag_url=provider_url,
+        weir_service_token="internal-only",  # type: ignore[arg-type]
+    )
+    found = tools(settings, client)
+    await found["knowledge_search"].run({"query": "backups"}, CTX)
+    outcome = await found["weather"].run({"city": "Oslo"}, CTX)
+    assert not outcome.is_error
+    assert Provider.authorization[-1] is None

@@ -107,8 +107,15 @@ def service_app(
     return app
 
 
-def serve(app: FastAPI, settings: WeirSettings, checks: Mapping[str, Check]) -> None:
-    """Pre-flight the engines, then serve `app` until SIGINT/SIGTERM."""
+def serve(
+    app: FastAPI,
+    settings: WeirSettings,
+    checks: Mapping[str, Check],
+    *,
+    ws_max_size: int = 16 * 1024 * 1024,
+) -> None:
+    """Pre-flight the engines, then serve `app` until SIGINT/SIGTERM (WebSocket messages
+    larger than `ws_max_size` close the socket with 1009)."""
     try:
         asyncio.run(preflight(checks))
     except EngineUnavailableError as exc:
@@ -123,5 +130,7 @@ def serve(app: FastAPI, settings: WeirSettings, checks: Mapping[str, Check]) -> 
     except OSError as exc:
         print(f"weir: cannot start: port {settings.service_port} is taken: {exc}", file=sys.stderr)
         raise SystemExit(1) from None
-    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on")
+    config = uvicorn.Config(
+        app, log_config=None, access_log=False, lifespan="on", ws_max_size=ws_max_size
+    )
     uvicorn.Server(config).run(sockets=[sock])

@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -66,6 +66,10 @@ class WeirSettings(BaseSettings):
     log_level: str = "INFO"
     log_json: bool = False
     data_dir: Path = Path(".data")
+    weir_service_token: SecretStr = Field(
+        default=SecretStr(""),
+        description="Shared secret of internal calls between services (unset: refused).",
+    )
 
     @property
     def topics(self) -> Topics:

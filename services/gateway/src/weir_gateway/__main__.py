@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import sys
+
 from weir_common.runtime import kafka_check, serve
 from weir_gateway.app import create_app
+from weir_gateway.identity import AuthConfigError
 from weir_gateway.settings import GatewaySettings
 
 
 def main() -> None:
-    """Check the broker, then serve HTTP and WebSocket."""
+    """Check the identity settings and the broker, then serve HTTP and WebSocket."""
     settings = GatewaySettings()
     bootstrap = settings.kafka_bootstrap_servers
-    serve(create_app(settings), settings, {f"Kafka at {bootstrap}": lambda: kafka_check(bootstrap)})
+    try:
+        app = create_app(settings)
+    except AuthConfigError as exc:
+        print(f"weir: cannot start: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    checks = {f"Kafka at {bootstrap}": lambda: kafka_check(bootstrap)}
+    serve(app, settings, checks, ws_max_size=settings.max_frame_bytes)
 
 
 if __name__ == "__main__":

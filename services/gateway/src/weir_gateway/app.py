@@ -1,4 +1,4 @@
-"""Wiring of the gateway: FastAPI edge, its reply topic, the WebSocket chat route."""
+"""Wiring of the gateway: FastAPI edge, its reply topic, the WebSocket chat route, the web UI."""
 
 from __future__ import annotations
 
@@ -12,13 +12,18 @@ from weir_common.logs import setup_logging
 from weir_common.objects import LocalObjectStore
 from weir_common.runtime import service_app
 from weir_common.telemetry import setup_tracing
-from weir_gateway import chat_api, knowledge_api, memory_api, runs_api
-from weir_gateway.auth import ws_principal
+from weir_gateway import auth_api, chat_api, knowledge_api, memory_api, runs_api
+from weir_gateway.auth import AuthError, ws_principal
+from weir_gateway.body_limit import BodyLimit
 from weir_gateway.handlers import ChatConnection, ReplyHandler
+from weir_gateway.identity import Authenticator
 from weir_gateway.internal import InternalClient
+from weir_gateway.quotas import Quotas
 from weir_gateway.runs_api import look_up
 from weir_gateway.service import ReplyHub
 from weir_gateway.settings import GatewaySettings
+from weir_gateway.tickets import MemoryTickets, RedisTickets, TicketStore
+from weir_gateway.web import mount_web
 
 log = structlog.get_logger(__name__)
 
@@ -26,6 +31,13 @@ log = structlog.get_logger(__name__)
 def create_app(settings: GatewaySettings) -> FastAPI:
     """The gateway process: WebSocket chat in, chat requests out, replies back."""
     setup_logging("gateway", settings.log_level, settings.log_json)
+    tickets: TicketStore = (
+        RedisTickets.from_url(settings.redis_url, settings.topic_prefix)
+        if settings.redis_url
+        else MemoryTickets()
+    )
+    auth = Authenticator(settings, tickets)  # refuses settings that cannot verify anyone
+    quotas = Quotas(settings)
     provider = setup_tracing("gateway", settings.otel_exporter_otlp_endpoint)
     broker = make_broker(settings.kafka_bootstrap_servers, "gateway", provider)
     hub = ReplyHub()
@@ -44,6 +56,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         for task in deadlines:
             task.cancel()
         await app.state.rag.close()
+        await tickets.close()
         provider.shutdown()
 
     app = service_app(
@@ -55,12 +68,18 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         on_shutdown=[flush_traces],
     )
 
-    rag = InternalClient("the knowledge base", settings.weir_rag_url)
+    rag = InternalClient(
+        "the knowledge base", settings.weir_rag_url, token=settings.weir_service_token
+    )
     app.state.settings = settings
+    app.state.auth = auth
+    app.state.quotas = quotas
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.state.hub = hub
     app.state.reply_topic = reply_topic
     app.state.objects = LocalObjectStore.under(settings.data_dir)
     app.state.rag = rag
+    app.include_router(auth_api.router)
     app.include_router(knowledge_api.router)
     app.include_router(chat_api.router)
     app.include_router(memory_api.router)
@@ -68,15 +87,24 @@ def create_app(settings: GatewaySettings) -> FastAPI:
 
     @app.websocket("/ws/chat")
     async def chat(ws: WebSocket) -> None:
-        principal = ws_principal(ws, settings)
-        if principal is None:
-            await ws.close(code=status.WS_1008_POLICY_VIOLATION, reason="invalid token")
+        try:
+            principal = await ws_principal(ws, auth)
+        except AuthError as exc:  # accepted first, so the client can read why
+            await ws.accept()
+            await ws.close(code=status.WS_1008_POLICY_VIOLATION, reason=exc.reason[:120])
             return
         connection = ChatConnection(
-            ws, principal.user_id, hub=hub, broker=broker, settings=settings, runs=app.state.runs
+            ws,
+            principal.user_id,
+            hub=hub,
+            broker=broker,
+            settings=settings,
+            runs=app.state.runs,
+            quotas=quotas,
         )
         await connection.serve()
 
+    mount_web(app)
     return app
 
 

@@ -1,18 +1,16 @@
-"""Who is calling (F43): a bearer token, or trusted headers from an upstream proxy.
-
-Tokens come from the environment (`AUTH_TOKENS="token1=alice:admin,token2=bob"`); without a
-role a user is `user`. `X-User-Id` / `X-User-Role` are believed only when
-`TRUST_USER_HEADERS` is on (the default for local runs, off behind an untrusted edge).
-"""
+"""The caller at the edge: a Principal (user and role), and the FastAPI dependencies that
+find it with the configured `Authenticator` (see `identity`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from fastapi import HTTPException, Request, WebSocket, status
 
-from weir_gateway.settings import GatewaySettings
+if TYPE_CHECKING:
+    from weir_gateway.identity import Authenticator
 
 Role = Literal["user", "admin"]
 
@@ -40,49 +38,44 @@ class Principal:
             raise HTTPException(status.HTTP_403_FORBIDDEN, "not your data")
 
 
-def _role(value: str | None) -> Role:
-    return "admin" if value == "admin" else "user"
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    """What a request offers: its headers (lower-case names), peer address, WebSocket ticket."""
+
+    headers: Mapping[str, str]
+    peer: str | None
+    ticket: str | None = None
+
+    def bearer(self) -> str | None:
+        """The bearer token of the `Authorization` header, if any."""
+        scheme, _, value = self.headers.get("authorization", "").partition(" ")
+        return value.strip() or None if scheme.lower() == "bearer" else None
 
 
-def parse_tokens(spec: str) -> dict[str, Principal]:
-    """`"tok=alice:admin,tok2=bob"` → {token: Principal}."""
-    principals: dict[str, Principal] = {}
-    for item in filter(None, (part.strip() for part in spec.split(","))):
-        token, _, who = item.partition("=")
-        user, _, role = who.partition(":")
-        if token and user:
-            principals[token] = Principal(user, _role(role or None))
-    return principals
+class AuthError(Exception):
+    """The caller could not be verified; `reason` is safe to show them."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
-def identify(
-    headers: dict[str, str], query: dict[str, str], settings: GatewaySettings
-) -> Principal | None:
-    """The caller from a bearer token or trusted headers; None when anonymous is refused."""
-    tokens = parse_tokens(settings.auth_tokens.get_secret_value())
-    bearer = headers.get("authorization", "")
-    token = bearer.removeprefix("Bearer ").strip() if bearer.startswith("Bearer ") else ""
-    token = token or query.get("token", "")
-    if token:
-        return tokens.get(token)
-    if settings.trust_user_headers:
-        user = headers.get("x-user-id") or query.get("user")
-        if user:
-            return Principal(user, _role(headers.get("x-user-role")))
-    if tokens:
-        return None
-    return Principal(settings.default_user)
+async def http_principal(request: Request) -> Principal:
+    """FastAPI dependency for HTTP routes: the caller, or 401 with the reason."""
+    auth: Authenticator = request.app.state.auth
+    peer = request.client.host if request.client else None
+    try:
+        return await auth.identify(Credentials(request.headers, peer))
+    except AuthError as exc:
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED, exc.reason, headers={"WWW-Authenticate": "Bearer"}
+        ) from None
 
 
-def http_principal(request: Request) -> Principal:
-    """FastAPI dependency for HTTP routes: the caller, or 401."""
-    settings: GatewaySettings = request.app.state.settings
-    found = identify(dict(request.headers), dict(request.query_params), settings)
-    if found is None:
-        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "a valid bearer token is required")
-    return found
-
-
-def ws_principal(ws: WebSocket, settings: GatewaySettings) -> Principal | None:
-    """The caller of a WebSocket, or None (the socket is then closed with 1008)."""
-    return identify(dict(ws.headers), dict(ws.query_params), settings)
+async def ws_principal(ws: WebSocket, auth: Authenticator) -> Principal:
+    """The caller of a WebSocket (a ticket in the URL, or the HTTP credentials); AuthError
+    when unverified (the socket is then closed with 1008 and the reason)."""
+    if "token" in ws.query_params or "user" in ws.query_params:
+        raise AuthError("no identity in the URL: get a ticket from POST /api/ws-ticket")
+    peer = ws.client.host if ws.client else None
+    return await auth.identify(Credentials(ws.headers, peer, ws.query_params.get("ticket")))

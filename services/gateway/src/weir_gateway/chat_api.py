@@ -20,6 +20,7 @@ from weir_common.events import new_id
 from weir_gateway.auth import Principal, http_principal
 from weir_gateway.frames import CONVERSATION_ID
 from weir_gateway.handlers import ChatStart, start_chat
+from weir_gateway.quotas import QuotaExceededError
 from weir_gateway.service import Frame, RunStream
 
 router = APIRouter(prefix="/api", tags=["chat"])
@@ -63,16 +64,23 @@ async def chat(
     state = request.app.state
     if len(body.message) > state.settings.max_message_chars:
         limit = state.settings.max_message_chars
-        raise HTTPException(
-            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, f"message exceeds {limit} chars"
-        )
+        raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"message exceeds {limit} chars")
     conversation = body.conversation_id or new_id()
     outbox: asyncio.Queue[Frame] = asyncio.Queue()
     stream = RunStream(new_id(), conversation, None)
     chat_start = ChatStart(caller.user_id, body.message, stream, body.private)
-    await start_chat(
-        chat_start, outbox, hub=state.hub, broker=state.broker, settings=state.settings
-    )
+    try:
+        await start_chat(
+            chat_start,
+            outbox,
+            hub=state.hub,
+            broker=state.broker,
+            settings=state.settings,
+            quotas=state.quotas,
+        )
+    except QuotaExceededError as exc:
+        retry = {"Retry-After": str(int(exc.retry_after_s + 0.999))}
+        raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, exc.reason, retry) from None
 
     async def events() -> AsyncIterator[str]:
         yield _sse("conversation_id", {"conversation_id": conversation, "run_id": stream.run_id})

@@ -1,7 +1,8 @@
 """A terminal chat client: `python -m weir_gateway.client` (or `make chat`).
 
 Type a message and press Enter; the answer streams in as it is generated. `/new` starts a
-new conversation, `/private` toggles private mode, `/quit` (or Ctrl-D) leaves.
+new conversation, `/private` toggles private mode, `/quit` (or Ctrl-D) leaves. Against a
+gateway in `token` mode, pass `--token` or set `WEIR_TOKEN` (sent as a bearer header).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from typing import Any
 
@@ -43,10 +45,11 @@ async def _answer(ws: websockets.ClientConnection) -> None:
             return
 
 
-async def chat(url: str, user: str) -> None:
-    """Talk to the gateway at `url` as `user` until the input ends."""
+async def chat(url: str, token: str | None) -> None:
+    """Talk to the gateway at `url` (with bearer `token`, if any) until the input ends."""
     conversation, private = new_id()[:12], False
-    async with websockets.connect(url, additional_headers={"X-User-Id": user}) as ws:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with websockets.connect(url, additional_headers=headers) as ws:
         ready = json.loads(await ws.recv())
         print(f"connected as {ready['user_id']}; {HELP}")
         while (line := await _read_line("you> ")) is not None:
@@ -77,10 +80,12 @@ def main() -> None:
     """Parse arguments and chat."""
     parser = argparse.ArgumentParser(description="Chat with weir from the terminal.")
     parser.add_argument("--url", default="ws://127.0.0.1:8000/ws/chat")
-    parser.add_argument("--user", default="me")
+    parser.add_argument(
+        "--token", default=os.environ.get("WEIR_TOKEN"), help="Bearer token (or WEIR_TOKEN)."
+    )
     args = parser.parse_args()
     try:
-        asyncio.run(chat(args.url, args.user))
+        asyncio.run(chat(args.url, args.token))
     except (OSError, websockets.InvalidURI, websockets.InvalidHandshake) as exc:
         print(f"cannot reach weir at {args.url}: {exc} (is `make run` running?)", file=sys.stderr)
         raise SystemExit(1) from None

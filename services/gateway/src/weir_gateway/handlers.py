@@ -21,6 +21,7 @@ from weir_common.events import ChatRequested, Reply, new_id
 from weir_gateway.auth import Principal
 from weir_gateway.frames import CLIENT_FRAME, CLIENT_FRAME_TYPES, ChatFrame, ResumeFrame
 from weir_gateway.internal import InternalClient
+from weir_gateway.quotas import QuotaExceededError, Quotas
 from weir_gateway.runs_api import answer_of, find_record, look_up, reply_source
 from weir_gateway.service import Frame, ReplyHub, RunStream, internal_conversation_id
 from weir_gateway.settings import GatewaySettings
@@ -53,9 +54,11 @@ class ChatConnection:
         broker: KafkaBroker,
         settings: GatewaySettings,
         runs: InternalClient,
+        quotas: Quotas,
     ) -> None:
         self._ws, self._user, self._hub = ws, user_id, hub
         self._broker, self._settings, self._runs = broker, settings, runs
+        self._quotas = quotas
         self._outbox: asyncio.Queue[Frame] = asyncio.Queue()
         self._seq = 0
         self._conversation = new_id()
@@ -126,13 +129,26 @@ class ChatConnection:
             return
         self._conversation = frame.conversation_id or self._conversation
         stream = RunStream(new_id(), self._conversation, frame.id)
-        await start_chat(
-            ChatStart(self._user, frame.text, stream, frame.private),
-            self._outbox,
-            hub=self._hub,
-            broker=self._broker,
-            settings=self._settings,
-        )
+        try:
+            await start_chat(
+                ChatStart(self._user, frame.text, stream, frame.private),
+                self._outbox,
+                hub=self._hub,
+                broker=self._broker,
+                settings=self._settings,
+                quotas=self._quotas,
+            )
+        except QuotaExceededError as exc:
+            self._outbox.put_nowait(
+                {
+                    "type": "error",
+                    "code": exc.code,
+                    "message": exc.reason,
+                    "id": frame.id,
+                    "retry_after": exc.retry_after_s,
+                }
+            )
+            return
         self._outbox.put_nowait(
             {
                 "type": "accepted",
@@ -163,10 +179,13 @@ class ChatConnection:
         self._outbox.put_nowait({"type": "resumed", "run_id": found.run_id,
                                  "status": found.status, **stream.ids()})  # fmt: skip
         final = found.final_frame(stream.ids())
-        if final is not None:
+        source = reply_source(run)
+        # a finished run ends at once, unless the client has some pieces (`after`) of an
+        # answer whose pieces can be read back: then it gets the rest of them first
+        pieces_wanted = frame.after is not None and source is not None
+        if final is not None and not (pieces_wanted and final["type"] == "done"):
             self._hub.finish(found.run_id, final)
             return
-        source = reply_source(run)
         tail = None
         if source is not None:
             bootstrap = self._settings.kafka_bootstrap_servers
@@ -229,9 +248,14 @@ async def start_chat(
     hub: ReplyHub,
     broker: KafkaBroker,
     settings: GatewaySettings,
+    quotas: Quotas,
 ) -> None:
-    """Route the answer of `chat.stream` to `outbox`, then publish the request."""
+    """Spend the user's quotas, route the answer of `chat.stream` to `outbox`, then publish
+    the request (QuotaExceededError: nothing is published)."""
     stream = chat.stream
+    quotas.admit_run(chat.user_id, hub.open_runs(chat.user_id))
+    await quotas.spend("chat", chat.user_id)
+    stream.user_id = chat.user_id
     hub.expect(stream, outbox)
     with tracer.start_as_current_span("gateway.chat", attributes={"weir.run_id": stream.run_id}):
         await publish(

@@ -1,5 +1,6 @@
 """Calls from the gateway to the owning service's small internal HTTP API (reads a person
-waits on: document lists, chunks, memories). Errors become clear HTTP errors at the edge."""
+waits on: document lists, chunks, memories). Errors become clear HTTP errors at the edge.
+Every call carries the service credential (`weir_common.service_auth`)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,24 @@ from typing import Any
 import httpx
 from fastapi import HTTPException, status
 
+from weir_common.service_auth import Token, service_headers
+
 
 class InternalClient:
-    """An HTTP client for one internal service; None URL means the service is not deployed."""
+    """An HTTP client for one internal service; None URL means the service is not deployed.
 
-    def __init__(self, name: str, base_url: str | None, timeout_s: float = 10.0) -> None:
+    `token` is the service credential every request carries.
+    """
+
+    def __init__(
+        self, name: str, base_url: str | None, timeout_s: float = 10.0, *, token: Token = None
+    ) -> None:
         self.name = name
-        self._client = httpx.AsyncClient(base_url=base_url, timeout=timeout_s) if base_url else None
+        self._client = (
+            httpx.AsyncClient(base_url=base_url, timeout=timeout_s, headers=service_headers(token))
+            if base_url
+            else None
+        )
 
     async def request(self, method: str, path: str, **kwargs: Any) -> Any:
         """The JSON answer; 503 when the service is absent or down, its own 4xx passed on."""

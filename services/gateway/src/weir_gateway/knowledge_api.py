@@ -26,6 +26,7 @@ from fastapi import (
 from weir_common.bus import publish
 from weir_common.events import IngestCompleted, IngestFailed, IngestRequested
 from weir_gateway.auth import Principal, http_principal
+from weir_gateway.quotas import QuotaExceededError
 
 router = APIRouter(prefix="/api/knowledge", tags=["knowledge"])
 Caller = Annotated[Principal, Depends(http_principal)]
@@ -61,13 +62,21 @@ async def upload(
         caller.require_admin()
     state = request.app.state
     settings = state.settings
+    if len(files) > settings.max_upload_files:
+        too_many = f"{len(files)} files in one upload (at most {settings.max_upload_files})"
+        raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, too_many)
+    try:
+        await state.quotas.spend("upload", caller.user_id, cost=len(files))
+    except QuotaExceededError as exc:
+        retry = {"Retry-After": str(int(exc.retry_after_s + 0.999))}
+        raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, exc.reason, retry) from None
     owner = None if shared else caller.user_id
     pending: list[tuple[str, str, asyncio.Future[IngestCompleted | IngestFailed] | None]] = []
     for upload_file in files:
         data = await upload_file.read(settings.max_upload_bytes + 1)
         if len(data) > settings.max_upload_bytes:
             too_big = f"{upload_file.filename} exceeds {settings.max_upload_bytes} bytes"
-            raise HTTPException(status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, too_big)
+            raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, too_big)
         source = upload_file.filename or "upload"
         doc = document_id(collection, owner, source)
         waiter = state.hub.expect_ingest(doc) if wait else None

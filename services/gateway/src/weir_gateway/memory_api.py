@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from weir_gateway.auth import Principal, http_principal
@@ -25,24 +25,27 @@ MemoryType = Literal["profile", "semantic", "episodic"]
 
 class MemoryApiSettings(BaseSettings):
     """Where the memory service and the harness listen (`WEIR_MEMORY_URL`,
-    `WEIR_HARNESS_URL`, set by the launcher)."""
+    `WEIR_HARNESS_URL`, set by the launcher) and the credential they require."""
 
     model_config = SettingsConfigDict(extra="ignore")
 
     weir_memory_url: str | None = None
     weir_harness_url: str | None = None
     memory_api_timeout_s: float = 10.0
+    weir_service_token: SecretStr = SecretStr("")
 
 
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings = MemoryApiSettings()
-    app.state.memory = InternalClient(
-        "the memory service", settings.weir_memory_url, settings.memory_api_timeout_s
-    )
-    app.state.runs = InternalClient(
-        "the harness", settings.weir_harness_url, settings.memory_api_timeout_s
-    )
+
+    def client(name: str, url: str | None) -> InternalClient:
+        return InternalClient(
+            name, url, settings.memory_api_timeout_s, token=settings.weir_service_token
+        )
+
+    app.state.memory = client("the memory service", settings.weir_memory_url)
+    app.state.runs = client("the harness", settings.weir_harness_url)
     try:
         yield
     finally:

@@ -39,6 +39,7 @@ class RunStream:
     steps_seen: set[str] = field(default_factory=set)  # event ids: a resumed run hears twice
     started_at: float = 0.0
     heard_at: float = 0.0  # the last reply, or the last look at the run's record
+    user_id: str = ""  # whose run (for the in-flight quota)
 
     def ids(self) -> Frame:
         """The client's own ids of this run, repeated on its final frame."""
@@ -94,6 +95,10 @@ class ReplyHub:
         for stream in found:
             stream.heard_at = now
         return found
+
+    def open_runs(self, user_id: str) -> int:
+        """How many runs of `user_id` this gateway is still waiting on."""
+        return sum(s.user_id == user_id for s, _ in self._routes.values())
 
     def following(self, run_id: str) -> bool:
         """True while some connection waits for the run's replies."""

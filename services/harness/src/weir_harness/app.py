@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
 
-from fastapi import FastAPI, HTTPException
-from fastapi.encoders import jsonable_encoder
+from fastapi import FastAPI
 
 from weir_common.bus import make_broker, subscriber_options
 from weir_common.events import new_id
 from weir_common.logs import setup_logging
 from weir_common.runtime import service_app
 from weir_common.telemetry import setup_tracing
+from weir_harness.api import make_router
 from weir_harness.handlers import HarnessHandlers
 from weir_harness.outbox import OutboxRelay, RelayPolicy
 from weir_harness.repository import RunRepository
@@ -66,21 +65,7 @@ def create_app(settings: HarnessSettings) -> FastAPI:
         on_shutdown=[stop],
     )
     app.state.repository = repo
-
-    @app.get("/runs/{run_id}")
-    async def run_record(run_id: str) -> dict[str, Any]:
-        """The run record: status, state snapshot and every step with its payload."""
-        found = await repo.record(run_id)
-        if found is None:
-            raise HTTPException(status_code=404, detail=f"no run {run_id}")
-        run, steps = found
-        return {"run": run.model_dump(mode="json"), "steps": jsonable_encoder(steps)}
-
-    @app.delete("/users/{user_id}/runs")
-    async def forget_runs(user_id: str) -> dict[str, Any]:
-        """ "Forget me": every run of the user, with the messages and context it recorded."""
-        return {"user_id": user_id, "runs_deleted": await repo.forget_user(user_id)}
-
+    app.include_router(make_router(repo, settings.weir_service_token))
     return app
 
 

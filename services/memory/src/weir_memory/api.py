@@ -1,6 +1,7 @@
 """The memory service's internal HTTP API (the gateway's `/api/memory/...` calls it).
 
 Callers are trusted services: the gateway checks who may reach which user before calling.
+The app includes these routes behind the service credential (`weir_common.service_auth`).
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from weir_common.bus import command_subscriber_options, make_broker, publish
 from weir_common.events import MemoryContextRequested, TurnCompleted
 from weir_common.logs import setup_logging
 from weir_common.runtime import service_app
+from weir_common.service_auth import require_service_token
 from weir_common.telemetry import setup_tracing
 from weir_common.topics import Topics
 
@@ -136,5 +137,6 @@ def create_app(
         lt = memory.long_term
         return MemoryAdmin(lt, memory.stm) if lt is not None else None
 
-    app.include_router(make_router(admin, clock))
+    guard = require_service_token(settings.weir_service_token)
+    app.include_router(make_router(admin, clock), dependencies=[guard])
     return app

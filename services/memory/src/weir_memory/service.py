@@ -98,14 +98,15 @@ class MemoryService:
     async def record_turn(self, cmd: TurnCompleted, conversation_id: str) -> bool:
         """Remember a finished turn; False when this run's turn was already stored."""
         turn = Turn(run_id=cmd.run_id or cmd.event_id, user=cmd.user_text,
-                    assistant=cmd.assistant_text)  # fmt: skip
+                    assistant=cmd.assistant_text, private=cmd.private)  # fmt: skip
         added = await self.stm.append(conversation_id, turn, cmd.user_id)
         recent = await self._compress(conversation_id)
         log.info("turn.stored", conversation_id=conversation_id, run_id=turn.run_id,
                  added=added, private=cmd.private)  # fmt: skip
         if self.long_term is not None and cmd.user_id and not cmd.private:
+            before = [t for t in recent[:-1] if not t.private]  # private turns stay unread
             await self.long_term.remember(
-                cmd.user_id, conversation_id, turn, cmd.occurred_at, recent[:-1]
+                cmd.user_id, conversation_id, turn, cmd.occurred_at, before
             )
         return added
 
@@ -116,7 +117,8 @@ class MemoryService:
             return turns
         dropped = turns[: self._discard]
         previous = await self.stm.summary(conversation_id)
-        summary = await self._summarizer.compress(previous, dropped)
+        shared = [t for t in dropped if not t.private]  # a private turn leaves no summary
+        summary = await self._summarizer.compress(previous, shared) if shared else previous or ""
         await self.stm.compress(conversation_id, len(dropped), summary)
         log.info("stm.compressed", conversation_id=conversation_id, dropped=len(dropped))
         return turns[len(dropped) :]

@@ -1,4 +1,7 @@
-"""The knowledge service's internal HTTP API: what the gateway and the tools service read."""
+"""The knowledge service's internal HTTP API: what the gateway and the tools service read.
+
+The app includes these routes behind the service credential (`weir_common.service_auth`).
+"""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ from weir_common.llm import LLMSettings, make_llm_client
 from weir_common.logs import setup_logging
 from weir_common.objects import LocalObjectStore
 from weir_common.runtime import service_app
+from weir_common.service_auth import require_service_token
 from weir_common.telemetry import setup_tracing
 from weir_rag import api
 from weir_rag.handlers import RagHandlers
@@ -72,5 +73,7 @@ def create_app(settings: RagSettings) -> FastAPI:
         on_shutdown=[close_stores],
     )
     app.state.knowledge = knowledge
-    app.include_router(api.router)
+    app.include_router(
+        api.router, dependencies=[require_service_token(settings.weir_service_token)]
+    )
     return app

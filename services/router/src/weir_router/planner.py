@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from weir_common.events import ReactStepDecided, ReactStepRequested, ToolInfo
 from weir_common.llm import ChatMessage, LLMClient, ToolCall, ToolSpec
+from weir_common.llm.fence import fence
 from weir_router.arguments import fill_arguments
-from weir_router.prompt import fence, wrap_user_query
+from weir_router.prompt import wrap_user_query
 from weir_router.shortlist import Shortlister
 from weir_router.toolplan import plan_tools
 

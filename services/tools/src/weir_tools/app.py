@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from fastapi import FastAPI, HTTPException
+from fastapi import APIRouter, FastAPI, HTTPException
 from faststream.kafka import KafkaBroker
 
 from weir_common.bus import command_subscriber_options, make_broker, publish
@@ -15,6 +15,7 @@ from weir_common.engines import redis_client
 from weir_common.events import ToolsCallRequested
 from weir_common.logs import setup_logging
 from weir_common.runtime import Hook, service_app
+from weir_common.service_auth import Token, require_service_token
 from weir_common.telemetry import setup_tracing
 from weir_common.topics import Topics
 
@@ -90,22 +91,26 @@ def register_subscribers(
     )(on_call_requested)
 
 
-def add_routes(app: FastAPI, service: ToolService) -> None:
-    """`GET /internal/catalog` and `POST /internal/call`, for direct calls and benchmarks."""
+def add_routes(app: FastAPI, service: ToolService, token: Token) -> None:
+    """`GET /internal/catalog` and `POST /internal/call`, for direct calls and benchmarks;
+    both behind the service credential `token`."""
+    router = APIRouter(prefix="/internal", dependencies=[require_service_token(token)])
 
-    @app.get("/internal/catalog")
+    @router.get("/catalog")
     async def catalog() -> dict[str, Any]:
         """The current catalogue: tools and the state of every server."""
         current = service.catalog()
         return current.model_dump(mode="json", include={"tools", "servers"})
 
-    @app.post("/internal/call")
+    @router.post("/call")
     async def call(request: CallRequest) -> CallResponse:
         """Call one tool and wait for its result."""
         try:
             return await handlers.call_direct(request, service)
         except StoreError as exc:
             raise HTTPException(status_code=503, detail=str(exc)) from exc
+
+    app.include_router(router)
 
 
 def create_app(settings: ToolsSettings) -> FastAPI:
@@ -142,5 +147,5 @@ def create_app(settings: ToolsSettings) -> FastAPI:
         on_shutdown=[stop],
     )
     app.state.tools = service
-    add_routes(app, service)
+    add_routes(app, service, settings.weir_service_token)
     return app

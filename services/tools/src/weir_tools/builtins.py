@@ -82,7 +82,7 @@ def http_builtins(settings: ToolsSettings, client: httpx.AsyncClient) -> list[Bu
     limit = settings.max_result_chars
     weather = HttpTool(settings.weather(), client, limit)
     search = HttpTool(settings.search(), client, limit)
-    knowledge = KnowledgeBase(settings.weir_rag_url, client, limit)
+    knowledge = KnowledgeBase(settings.weir_rag_url, client, limit, settings.weir_service_token)
 
     async def run_weather(args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
         return await weather.fetch({"city": str(args.get("city") or "")}, ctx.timeout_s)

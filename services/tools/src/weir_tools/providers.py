@@ -16,6 +16,7 @@ import structlog
 from pydantic import TypeAdapter, ValidationError
 
 from weir_common.events import Passage, ServerStatus
+from weir_common.service_auth import Token, service_headers
 
 from .models import ToolOutcome, truncate
 from .settings import HttpProvider
@@ -114,11 +115,20 @@ class KnowledgeBase:
     """`knowledge_search` through the rag service: POST {rag}/internal/search.
 
     The rag service answers `{"passages": [Passage, ...]}` for `{query, top_k, user_id}`.
+    Each search carries the service credential `token`, on that request only: the client is
+    shared with the external providers, which must never see it.
     """
 
-    def __init__(self, rag_url: str | None, client: httpx.AsyncClient, max_chars: int) -> None:
+    def __init__(
+        self,
+        rag_url: str | None,
+        client: httpx.AsyncClient,
+        max_chars: int,
+        token: Token = None,
+    ) -> None:
         self._url = rag_url.rstrip("/") + "/internal/search" if rag_url else None
         self._client = client
+        self._headers = service_headers(token)
         self._max_chars = max_chars
         self._health = _Health(
             "knowledge_base", rag_url is not None, "not connected: set WEIR_RAG_URL"
@@ -141,7 +151,9 @@ class KnowledgeBase:
             return ToolOutcome.failure("the knowledge base is not connected (set WEIR_RAG_URL)")
         body = {"query": query, "top_k": top_k, "user_id": user_id}
         try:
-            response = await self._client.post(self._url, json=body, timeout=timeout_s)
+            response = await self._client.post(
+                self._url, json=body, headers=self._headers, timeout=timeout_s
+            )
             response.raise_for_status()
             passages = PASSAGES.validate_python(response.json().get("passages", []))
         except (httpx.HTTPError, ValidationError, ValueError, AttributeError) as exc:

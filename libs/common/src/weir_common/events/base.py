@@ -8,6 +8,10 @@ from uuid import uuid4
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
+#: A user id: letters, digits and `_.@|+-`, starting with a letter or digit. No `:` or `*`,
+#: so keys built as `{user}:{…}` cannot collide and no user is the shared owner `*`.
+USER_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.@|+-]{0,127}$"
+
 
 def new_id() -> str:
     """A fresh, URL-safe identifier for events, runs and conversations."""
@@ -43,7 +47,11 @@ class Event(BaseModel):
     schema_version: int = Field(default=1, description="Bumped only by additive changes.")
     run_id: str | None = Field(default=None, description="The run this event belongs to, if any.")
     conversation_id: str | None = Field(default=None, description="The conversation, if any.")
-    user_id: str | None = Field(default=None, description="The user on whose behalf this happens.")
+    user_id: str | None = Field(
+        default=None,
+        pattern=USER_ID_PATTERN,
+        description="The user on whose behalf this happens.",
+    )
 
     def envelope(self) -> Envelope:
         """The routing fields to copy onto an event caused by this one."""

@@ -19,6 +19,9 @@ class Turn(BaseModel):
     run_id: str
     user: str
     assistant: str
+    private: bool = Field(
+        default=False, description="A private turn: kept for its conversation, never analysed."
+    )
 
 
 class Intent(StrEnum):

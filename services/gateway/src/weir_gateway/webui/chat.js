@@ -1,0 +1,321 @@
+// The Chat tab: conversations of this browser, the transcript, streamed answers over the
+// WebSocket, and resuming a run whose socket was lost (frames.py: `resume`).
+
+import { api } from "./api.js";
+import { $, h, newId } from "./dom.js";
+import { ChatSocket } from "./socket.js";
+import * as store from "./store.js";
+import { renderTurn } from "./turn.js";
+
+const PING_MS = 25000;
+const LOST_BEFORE_ACCEPTED = {
+  code: "not_sent",
+  message: "the connection was lost before the message was accepted; send it again",
+};
+
+const cache = new Map(); // conversation id → its turns (as stored)
+let socket;
+let conversationId;
+
+function turnsOf(id) {
+  if (!cache.has(id)) cache.set(id, store.turns(id));
+  return cache.get(id);
+}
+
+function save(id) {
+  store.saveTurns(id, turnsOf(id));
+}
+
+/** Every assistant turn still waiting for its answer, with its conversation. */
+function* unfinished() {
+  for (const conversation of store.conversations()) {
+    for (const turn of turnsOf(conversation.id)) {
+      if (turn.role === "assistant" && (turn.status === "sending" || turn.status === "streaming")) {
+        yield [conversation.id, turn];
+      }
+    }
+  }
+}
+
+function find(predicate) {
+  for (const [id, turn] of unfinished()) if (predicate(turn)) return [id, turn];
+  return [null, null];
+}
+
+// --- rendering ------------------------------------------------------------------------
+
+const scheduled = new Set();
+
+/** Re-render one turn at the next frame (many deltas, one paint). */
+function paint(id, turn) {
+  if (id !== conversationId) return;
+  scheduled.add(turn);
+  if (scheduled.size === 1) requestAnimationFrame(flush);
+}
+
+function flush() {
+  const transcript = $("transcript");
+  const stick = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 80;
+  for (const turn of scheduled) {
+    const old = document.getElementById(`turn-${turn.key}`);
+    const fresh = renderTurn(turn);
+    if (old) old.replaceWith(fresh);
+    else transcript.append(fresh);
+  }
+  scheduled.clear();
+  if (stick) transcript.scrollTop = transcript.scrollHeight;
+}
+
+function showTranscript() {
+  const transcript = $("transcript");
+  transcript.replaceChildren();
+  const turns = turnsOf(conversationId);
+  if (turns.length === 0) {
+    transcript.append(h("p", { class: "empty" }, "Start the conversation below."));
+  }
+  for (const turn of turns) transcript.append(renderTurn(turn));
+  transcript.scrollTop = transcript.scrollHeight;
+}
+
+function showConversations() {
+  const list = $("conv-list");
+  list.replaceChildren(
+    ...store.conversations().map((conversation) =>
+      h(
+        "li",
+        {},
+        h(
+          "button",
+          {
+            class: conversation.id === conversationId ? "conv current" : "conv",
+            title: new Date(conversation.created).toLocaleString(),
+            onclick: () => select(conversation.id),
+          },
+          conversation.title,
+        ),
+      ),
+    ),
+  );
+}
+
+function notice(text) {
+  const transcript = $("transcript");
+  transcript.append(h("p", { class: "notice error", role: "alert" }, text));
+  transcript.scrollTop = transcript.scrollHeight;
+}
+
+function select(id) {
+  conversationId = id;
+  store.setCurrent(id);
+  showConversations();
+  showTranscript();
+  document.body.classList.remove("show-convs");
+}
+
+// --- frames ---------------------------------------------------------------------------
+
+function onFrame(frame) {
+  const handler = HANDLERS[frame.type];
+  if (handler) handler(frame);
+}
+
+function byRun(frame) {
+  return find((turn) => turn.runId === frame.run_id);
+}
+
+function update(id, turn) {
+  save(id);
+  paint(id, turn);
+}
+
+const HANDLERS = {
+  accepted(frame) {
+    const [id, turn] = find((t) => t.status === "sending" && t.clientId === frame.id);
+    if (!turn) return;
+    Object.assign(turn, { runId: frame.run_id, status: "streaming" });
+    update(id, turn);
+  },
+  resumed(frame) {
+    const [id, turn] = byRun(frame);
+    if (turn) update(id, turn);
+  },
+  step(frame) {
+    const [id, turn] = byRun(frame);
+    if (!turn) return;
+    turn.steps.push({ kind: frame.kind, tool: frame.tool, content: frame.content });
+    if (frame.kind === "retrieval" && frame.content && frame.content !== "nothing found") {
+      turn.sources = frame.content.split(", ");
+    }
+    update(id, turn);
+  },
+  delta(frame) {
+    const [id, turn] = byRun(frame);
+    if (!turn || frame.index <= turn.after) return; // a piece already shown
+    turn.text += frame.text;
+    turn.after = frame.index;
+    update(id, turn);
+  },
+  reset(frame) {
+    const [id, turn] = byRun(frame);
+    if (!turn) return;
+    Object.assign(turn, { text: "", after: -1, attempt: frame.attempt });
+    update(id, turn);
+  },
+  done(frame) {
+    const [id, turn] = byRun(frame);
+    if (!turn) return;
+    Object.assign(turn, {
+      text: frame.text ?? turn.text,
+      status: "done",
+      route: frame.route,
+      intent: frame.intent,
+      offline: Boolean(frame.offline),
+    });
+    update(id, turn);
+  },
+  error(frame) {
+    // a run's failure names the run; a refused chat frame names nothing: the oldest sending
+    const [id, turn] = frame.run_id ? byRun(frame) : find((t) => t.status === "sending");
+    if (!turn) {
+      notice(`${frame.code}: ${frame.message}`);
+      return;
+    }
+    Object.assign(turn, { status: "error", error: { code: frame.code, message: frame.message } });
+    update(id, turn);
+  },
+};
+
+/** Ask again for a run that ended in a resumable error ("Check again"). */
+function resumeTurn(key) {
+  const turn = turnsOf(conversationId).find((t) => t.key === key);
+  if (!turn?.runId) return;
+  Object.assign(turn, { status: "streaming", error: null });
+  update(conversationId, turn);
+  const frame = { type: "resume", run_id: turn.runId, conversation_id: conversationId };
+  socket.send({ ...frame, after: turn.after, attempt: turn.attempt }); // else on reconnect
+}
+
+/** After each (re)connect: runs with a run id continue where they stopped; messages never
+ * accepted are marked (sending them again could answer twice). */
+function onOpen() {
+  for (const [id, turn] of [...unfinished()]) {
+    if (turn.status === "sending") {
+      Object.assign(turn, { status: "error", error: LOST_BEFORE_ACCEPTED });
+      update(id, turn);
+    } else if (turn.runId) {
+      socket.send({
+        type: "resume",
+        run_id: turn.runId,
+        conversation_id: id,
+        after: turn.after,
+        attempt: turn.attempt,
+      });
+    }
+  }
+  setSendable();
+}
+
+/** Was a socket refused for want of a token? (A 401 here also opens the sign-in box.) */
+async function refused() {
+  try {
+    await api("/api/knowledge/permissions");
+    return false;
+  } catch (error) {
+    return error.status === 401;
+  }
+}
+
+// --- sending --------------------------------------------------------------------------
+
+function setSendable() {
+  $("send").disabled = !socket?.open;
+}
+
+function send(text) {
+  const clientId = newId();
+  const frame = {
+    type: "chat",
+    text,
+    conversation_id: conversationId,
+    id: clientId,
+    private: $("private").checked,
+  };
+  if (!socket.send(frame)) {
+    notice("Not connected; the message was not sent.");
+    return false;
+  }
+  const turns = turnsOf(conversationId);
+  if (turns.length === 0) $("transcript").replaceChildren();
+  const user = { role: "user", key: `u-${clientId}`, text, private: frame.private };
+  const answer = {
+    role: "assistant",
+    key: `a-${clientId}`,
+    clientId,
+    runId: null,
+    status: "sending",
+    text: "",
+    after: -1,
+    attempt: 1,
+    steps: [],
+    sources: [],
+  };
+  turns.push(user, answer);
+  store.retitle(conversationId, text);
+  save(conversationId);
+  showConversations();
+  paint(conversationId, user);
+  paint(conversationId, answer);
+  return true;
+}
+
+function onSubmit(event) {
+  event.preventDefault();
+  const box = $("message");
+  const text = box.value.trim();
+  if (text && send(text)) box.value = "";
+}
+
+/** Wire the tab; the socket connects at once. */
+export function initChat() {
+  conversationId = store.current();
+  socket = new ChatSocket({
+    onFrame,
+    onOpen,
+    refused,
+    onState: (text) => {
+      $("conn").textContent = text;
+      $("conn").dataset.state = text;
+      setSendable();
+    },
+  });
+  $("composer").addEventListener("submit", onSubmit);
+  $("message").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      $("composer").requestSubmit();
+    }
+  });
+  $("new-chat").addEventListener("click", () => select(store.createConversation().id));
+  $("toggle-convs").addEventListener("click", () => document.body.classList.toggle("show-convs"));
+  $("transcript").addEventListener("click", (event) => {
+    document.body.classList.remove("show-convs");
+    const key = event.target.closest?.("[data-resume]")?.dataset.resume;
+    if (key) resumeTurn(key);
+  });
+  setInterval(() => socket.send({ type: "ping" }), PING_MS);
+  select(conversationId);
+  socket.connect();
+}
+
+/** Open the socket again (after sign-in). */
+export function reconnectChat() {
+  socket.close();
+  socket.connect();
+}
+
+/** Drop this browser's conversations ("forget me"). */
+export function clearChats() {
+  store.clearAll();
+  cache.clear();
+  select(store.current());
+}
