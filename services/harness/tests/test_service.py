@@ -855,3 +855,41 @@ async def test_forgetting_a_user_deletes_their_runs_and_a_late_result_is_dropped
     assert await repo.record(theirs.run_id or "") is not None
     assert await service.on_result(result_for(mine)) == []  # nothing left to advance
     assert await repo.forget_user("user-1") == 0
+
+
+async def _finish(service: RunService, request: ChatRequested) -> None:
+    out = await service.on_chat(request, None)
+    while True:
+        commands = [item.event for item in out if isinstance(item.event, StepCommand)]
+        if not commands:
+            return
+        out = await service.on_result(result_for(commands[0]))
+
+
+async def test_a_private_run_keeps_no_text_past_its_retention(
+    service: RunService, repo: RunRepository, database_url: str
+) -> None:
+    secret, shared = chat(private=True, text="my secret diagnosis"), chat(text="an open question")
+    await _finish(service, secret)
+    await _finish(service, shared)
+    assert await repo.scrub_private(retention_s=3600) == 0  # both ended just now
+    assert await repo.scrub_private(retention_s=0) == 1
+    assert await repo.scrub_private(retention_s=0) == 0  # scrubbed once
+    conn = await asyncpg.connect(database_url)
+    try:
+        rows = {r["run_id"]: r for r in await conn.fetch("SELECT run_id, request::text AS request,"
+                " state::text AS state, status FROM runs")}  # fmt: skip
+        steps = await conn.fetch("SELECT run_id, payload::text AS payload FROM run_steps")
+    finally:
+        await conn.close()
+    scrubbed, kept = rows[secret.run_id], rows[shared.run_id]
+    assert scrubbed["status"] == kept["status"] == "completed"
+    for text in (scrubbed["request"], scrubbed["state"]):
+        assert "secret" not in text
+        assert "agent platform" not in text  # the answer
+    state = json.loads(scrubbed["state"])
+    assert set(state) <= {"route", "intent", "offline"}
+    assert state["route"] == "plain_chat"
+    assert not [s for s in steps if s["run_id"] == secret.run_id and "secret" in s["payload"]]
+    assert "an open question" in kept["request"]
+    assert [s for s in steps if s["run_id"] == shared.run_id and "open question" in s["payload"]]

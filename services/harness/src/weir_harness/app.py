@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+import structlog
 from fastapi import FastAPI
 
 from weir_common.bus import make_broker, subscriber_options
@@ -18,6 +19,8 @@ from weir_harness.outbox import OutboxRelay, RelayPolicy
 from weir_harness.repository import RunRepository
 from weir_harness.service import RunService
 from weir_harness.settings import HarnessSettings
+
+log = structlog.get_logger(__name__)
 
 
 def create_app(settings: HarnessSettings) -> FastAPI:
@@ -48,6 +51,7 @@ def create_app(settings: HarnessSettings) -> FastAPI:
     async def start_tasks() -> None:
         tasks.append(asyncio.create_task(relay.run_forever()))
         tasks.append(asyncio.create_task(handlers.sweep_forever(settings.sweep_interval_s)))
+        tasks.append(asyncio.create_task(scrub_forever(repo, settings)))
 
     async def stop() -> None:
         for task in tasks:
@@ -75,3 +79,16 @@ def _relay_policy(settings: HarnessSettings) -> RelayPolicy:
         backoff_base_s=settings.outbox_backoff_base_s,
         backoff_max_s=settings.outbox_backoff_max_s,
     )
+
+
+async def scrub_forever(repo: RunRepository, settings: HarnessSettings) -> None:
+    """Every `scrub_interval_s`: remove the text of private runs that ended more than
+    `private_text_retention_s` ago (a resume within that time still gets the answer)."""
+    while True:
+        try:
+            scrubbed = await repo.scrub_private(settings.private_text_retention_s)
+            if scrubbed:
+                log.info("runs.private_scrubbed", runs=scrubbed)
+        except Exception:
+            log.exception("runs.scrub_failed")
+        await asyncio.sleep(settings.scrub_interval_s)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import asyncpg
@@ -63,6 +63,37 @@ class RunTx:
         """Delete the user's runs (their steps cascade); the number deleted."""
         status = await self._conn.execute("DELETE FROM runs WHERE user_id = $1", user_id)
         return int(status.split()[-1])
+
+    async def scrub_private(self, ended_before: datetime, limit: int = 500) -> int:
+        """Remove the text of private runs that ended before `ended_before`: the message
+        from the request, everything but route, intent and offline from the state, every
+        step payload. Status, timings and ids stay. The number of runs scrubbed."""
+        rows = await self._conn.fetch(
+            "SELECT run_id FROM runs WHERE (request ->> 'private') = 'true'"
+            " AND NOT (request ? 'scrubbed_at') AND status IN ('completed', 'failed')"
+            " AND updated_at < $1 AND namespace IN ($2, '')"
+            " ORDER BY updated_at LIMIT $3 FOR UPDATE SKIP LOCKED",
+            ended_before,
+            self._namespace,
+            limit,
+        )
+        ids = [r["run_id"] for r in rows]
+        if not ids:
+            return 0
+        await self._conn.execute(
+            "UPDATE run_steps SET payload = '{\"scrubbed\": true}'::jsonb"
+            " WHERE run_id = ANY($1::text[])",
+            ids,
+        )
+        await self._conn.execute(
+            "UPDATE runs SET request = (request - 'text')"
+            " || jsonb_build_object('scrubbed_at', to_jsonb(now())),"
+            " state = jsonb_strip_nulls(jsonb_build_object('route', state -> 'route',"
+            " 'intent', state -> 'intent', 'offline', state -> 'offline'))"
+            " WHERE run_id = ANY($1::text[])",
+            ids,
+        )
+        return len(ids)
 
     async def get(self, run_id: str) -> Run | None:
         """The run, locked for this transaction."""
@@ -218,6 +249,12 @@ class RunRepository:
         """The step log of a run, in order (for run records and tests)."""
         async with self.transaction() as tx:
             return await tx.step_log(run_id)
+
+    async def scrub_private(self, retention_s: float) -> int:
+        """Scrub the text of private runs that ended more than `retention_s` ago."""
+        ended_before = datetime.now(UTC) - timedelta(seconds=retention_s)
+        async with self.transaction() as tx:
+            return await tx.scrub_private(ended_before)
 
     async def forget_user(self, user_id: str) -> int:
         """Delete every run of a user with its steps ("forget me"); how many runs went.

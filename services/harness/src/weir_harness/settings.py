@@ -22,6 +22,15 @@ class HarnessSettings(WeirSettings):
     sweep_interval_s: float = Field(
         default=0.2, gt=0, description="How often deadlines are checked."
     )
+    private_text_retention_s: float = Field(
+        default=600.0,
+        ge=0,
+        description="How long a finished private run keeps its text (for a resume) before "
+        "its message, answer and step payloads are removed from its record.",
+    )
+    scrub_interval_s: float = Field(
+        default=30.0, gt=0, description="How often finished private runs are scrubbed."
+    )
     outbox_poll_interval_s: float = Field(
         default=1.0, gt=0, description="How often the outbox relay looks without being woken."
     )
