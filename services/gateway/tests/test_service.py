@@ -56,12 +56,13 @@ def test_failed_run_becomes_an_error_frame() -> None:
     hub = ReplyHub()
     box: asyncio.Queue[dict[str, object]] = asyncio.Queue()
     hub.expect(RunStream("r1", "c", None), box)
-    hub.dispatch(RunFailed(code="step_failed", reason="model down", run_id="r1"))
+    raw = "memory.context.requested failed after 1 attempt(s): milvus: MilvusException: <x>"
+    hub.dispatch(RunFailed(code="step_failed", reason=raw, run_id="r1"))
     frame = box.get_nowait()
     assert (frame["type"], frame["code"], frame["message"]) == (
         "error",
         "step_failed",
-        "model down",
+        "could not read memory (tried once); the run failed — try again later",
     )
 
 

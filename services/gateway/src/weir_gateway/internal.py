@@ -7,9 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import structlog
 from fastapi import HTTPException, status
 
 from weir_common.service_auth import Token, service_headers
+
+log = structlog.get_logger(__name__)
 
 
 class InternalClient:
@@ -40,12 +43,22 @@ class InternalClient:
             detail = f"{self.name} is unavailable: {type(exc).__name__}"
             raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail) from exc
         if response.status_code >= 400:
-            try:
-                detail = response.json().get("detail", response.text)
-            except ValueError:
-                detail = response.text
-            raise HTTPException(response.status_code, detail)
+            raise HTTPException(response.status_code, self._detail(response))
         return response.json()
+
+    def _detail(self, response: httpx.Response) -> Any:
+        """The service's own `detail` of a refusal (weir's words); for a crash (500) or an
+        answer that is not weir's JSON, a short reason: raw engine text stays in its log."""
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        detail = body.get("detail") if isinstance(body, dict) else None
+        if response.status_code == status.HTTP_500_INTERNAL_SERVER_ERROR or detail is None:
+            log.warning("internal.failed", service=self.name, status=response.status_code,
+                        body=response.text[:500])  # fmt: skip
+            return f"{self.name} failed (HTTP {response.status_code}); try again later"
+        return detail
 
     async def close(self) -> None:
         """Close the connection pool."""

@@ -17,6 +17,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request, status
 from pydantic import BaseModel, Field
 
 from weir_gateway.auth import Principal, http_principal
+from weir_gateway.errors import public_reason
 from weir_gateway.internal import InternalClient
 from weir_gateway.service import Frame, ReplyHub, RunStream
 from weir_gateway.tail import ReplySource
@@ -69,7 +70,7 @@ def answer_of(run: dict[str, Any]) -> RunAnswer:
     """What a client may read of a run record."""
     state, request = run.get("state") or {}, run.get("request") or {}
     found = _STATUS.get(str(run.get("status")), "running")
-    error = RunError(code="step_failed", message=str(run.get("error") or "the run failed"))
+    error = RunError(code="step_failed", message=public_reason("step_failed", run.get("error")))
     return RunAnswer(
         run_id=str(run["run_id"]),
         status=found,

@@ -17,6 +17,7 @@ from weir_common.events import (
     RunFailed,
     RunStep,
 )
+from weir_gateway.errors import public_reason
 
 Frame = dict[str, Any]
 
@@ -173,7 +174,7 @@ class ReplyHub:
                     "type": "error",
                     "run_id": stream.run_id,
                     "code": reply.code,
-                    "message": reply.reason,
+                    "message": public_reason(reply.code, reply.reason),
                     **ids,
                 }
             ]
