@@ -69,13 +69,16 @@ async def test_a_pdf_uploaded_over_http_is_cited_in_the_answer(
         stranger = await http.get(
             f"/api/knowledge/documents/{doc['document_id']}/chunks", headers={"X-User-Id": "eve"}
         )
-        denied = await http.delete(
-            f"/api/knowledge/documents/{doc['document_id']}", headers={"X-User-Id": str(user)}
-        )
+        path = f"/api/knowledge/documents/{doc['document_id']}"
+        not_theirs = await http.delete(path, headers={"X-User-Id": "eve"})
+        deleted = await http.delete(path, headers={"X-User-Id": str(user)})
+        after = await http.get("/api/knowledge/documents", headers={"X-User-Id": str(user)})
     assert any(d["document_id"] == doc["document_id"] for d in listed["items"])
     assert len(chunks.json()["items"]) == doc["chunks"]
     assert stranger.status_code == 404
-    assert denied.status_code == 403
+    assert not_theirs.status_code == 404  # another user's private document does not exist
+    assert deleted.status_code == 200, deleted.text  # an owner deletes their own
+    assert all(d["document_id"] != doc["document_id"] for d in after.json()["items"])
 
 
 async def test_another_users_private_document_is_never_retrieved(

@@ -125,21 +125,30 @@ async def document_chunks(request: Request, caller: Caller, doc: str) -> Any:
     )
 
 
+async def _managed(request: Request, caller: Principal, doc: str) -> dict[str, Any]:
+    """The document, if the caller may change it: their own, or a shared one for an admin
+    (404 for what they cannot see, 403 for a shared one they may only read)."""
+    found: dict[str, Any] = await request.app.state.rag.request(
+        "GET", f"/internal/documents/{doc}", params={"user_id": caller.user_id}
+    )
+    if found.get("owner") is None:
+        caller.require_admin()
+    return found
+
+
 @router.delete("/documents/{doc}")
 async def delete_document(request: Request, caller: Caller, doc: str) -> Any:
-    """Delete a document and its chunks (admin only)."""
-    caller.require_admin()
+    """Delete a document and its chunks: the owner's own, or a shared one by an admin."""
+    await _managed(request, caller, doc)
     return await request.app.state.rag.request("DELETE", f"/internal/documents/{doc}")
 
 
 @router.post("/documents/{doc}/reindex", status_code=status.HTTP_202_ACCEPTED)
 async def reindex(request: Request, caller: Caller, doc: str) -> dict[str, str]:
-    """Ingest a stored document again, ignoring its content hash (admin only)."""
-    caller.require_admin()
+    """Ingest a stored document again, ignoring its content hash (the owner's own, or a
+    shared one by an admin)."""
     state = request.app.state
-    found = await state.rag.request(
-        "GET", f"/internal/documents/{doc}", params={"user_id": caller.user_id}
-    )
+    found = await _managed(request, caller, doc)
     event = IngestRequested(
         document_id=doc,
         source=found["source"],
