@@ -44,7 +44,9 @@ function row(doc) {
       "td",
       { class: "row-actions" },
       h("button", { class: "ghost small", onclick: () => showChunks(doc) }, "Chunks"),
-      canManage ? h("button", { class: "danger small", onclick: () => remove(doc) }, "Delete") : null,
+      doc.owner || canManage
+        ? h("button", { class: "danger small", onclick: () => remove(doc) }, "Delete")
+        : null,
     ),
   );
 }
