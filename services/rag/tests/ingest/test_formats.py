@@ -187,3 +187,17 @@ async def test_bad_files_raise_ingest_error(data: bytes, source: str, reason: st
     with pytest.raises(IngestError) as caught:
         await _drafts(data, source)
     assert caught.value.reason.startswith(reason)
+
+
+async def test_a_document_past_the_chunk_or_text_caps_is_refused() -> None:
+    text = "\n\n".join(
+        f"Paragraph {i} says something of its own, at some length." for i in range(60)
+    )
+    doc = (await parse_bytes(text.encode(), "many.txt", None, IngestSwitches(), IngestLimits()))[1]
+    with pytest.raises(IngestError) as chunks:
+        await chunk_document(doc, None, IngestSwitches(), IngestLimits(max_chunks=2))
+    assert chunks.value.reason.startswith("the document makes")
+    with pytest.raises(IngestError) as chars:
+        await chunk_document(doc, None, IngestSwitches(), IngestLimits(max_text_chars=100))
+    assert chars.value.reason.startswith("the document holds")
+    assert await chunk_document(doc, None, IngestSwitches(), IngestLimits())

@@ -68,6 +68,13 @@ async def chunk_document(
     drafts = [d for d in drafts if d.semantic_text.strip() and d.raw_content.strip()]
     if not drafts:
         raise IngestError("the document has no text to index")
+    if len(drafts) > limits.max_chunks:
+        raise IngestError(f"the document makes {len(drafts)} chunks; at most {limits.max_chunks}")
+    text_chars = sum(len(d.raw_content) for d in drafts)
+    if text_chars > limits.max_text_chars:
+        raise IngestError(
+            f"the document holds {text_chars} characters of text; at most {limits.max_text_chars}"
+        )
     return drafts
 
 

@@ -28,5 +28,7 @@ class IngestLimits:
     parse_timeout_s: float = 60.0  # the parser process is killed after this
     parse_memory_mb: int = 2048  # address-space cap of the parser process
     max_file_mb: int = 100  # larger files are refused before parsing
+    max_chunks: int = 20_000  # a document that makes more chunks is refused
+    max_text_chars: int = 20_000_000  # ... and one whose indexable text is longer
     embed_batch: int = 32  # texts per embedder call
     semantic_max_units: int = 400  # larger sections skip tier 2 (one embedding per sentence)
