@@ -11,6 +11,7 @@ import httpx
 import pytest
 import websockets
 
+from weir_common.events import new_id
 from weir_common.testing.script import ScriptRule
 from weir_common.testing.scripted_llm import ScriptedLLM
 from weir_deploy.services import Services
@@ -106,3 +107,21 @@ async def test_bad_pdfs_fail_with_a_clear_reason(product: Services) -> None:
     assert "empty" in reasons["empty.pdf"]["reason"]
     assert "encrypted" in reasons["password-example.pdf"]["reason"]
     assert "damaged" in reasons["malformed-from-issue-932.pdf"]["reason"]
+
+
+async def test_only_admins_create_collections(product: Services) -> None:
+    files = [("files", ("note.txt", b"Quillfeather couriers sign the ledger twice.", "text/plain"))]
+    name, carol = f"team-{new_id()[:6]}", {"X-User-Id": "carol"}
+    admin = {"X-User-Id": "ops", "X-User-Role": "admin"}
+    async with httpx.AsyncClient(base_url=product.url("gateway"), timeout=180) as http:
+        upload = "/api/knowledge/upload"
+        refused = await http.post(upload, files=files, data={"collection": name}, headers=carol)
+        created = await http.post(
+            upload, files=files, data={"collection": name}, params={"wait": "true"}, headers=admin
+        )
+        joined = await http.post(upload, files=files, data={"collection": name}, headers=carol)
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["detail"] == "only admins create collections"
+    assert created.status_code == 202, created.text
+    assert created.json()["documents"][0]["status"] == "ingested", created.text
+    assert joined.status_code == 202, joined.text

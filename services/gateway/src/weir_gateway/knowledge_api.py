@@ -62,6 +62,10 @@ async def upload(
         caller.require_admin()
     state = request.app.state
     settings = state.settings
+    if collection != "default" and not caller.is_admin:
+        found = await state.rag.request("GET", f"/internal/collections/{collection}")
+        if not found["exists"]:
+            raise HTTPException(status.HTTP_403_FORBIDDEN, "only admins create collections")
     if len(files) > settings.max_upload_files:
         too_many = f"{len(files)} files in one upload (at most {settings.max_upload_files})"
         raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, too_many)

@@ -47,6 +47,13 @@ async def documents(
     return {"items": [_doc(r) for r in page], "total": total, "offset": offset, "limit": limit}
 
 
+@router.get("/collections/{collection}")
+async def collection(request: Request, collection: str) -> dict[str, Any]:
+    """Whether a collection exists (holds a document, shared or anyone's)."""
+    found = await _knowledge(request).registry.list(collection=collection, limit=1)
+    return {"collection": collection, "exists": bool(found)}
+
+
 @router.get("/documents/{document_id}")
 async def document(request: Request, document_id: str, user_id: str | None = None) -> Any:
     """One document, if `user_id` may see it."""
