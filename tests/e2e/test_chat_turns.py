@@ -195,7 +195,9 @@ async def test_http_chat_streams_server_sent_events(product: Services, llm: Scri
     events: list[tuple[str, dict[str, object]]] = []
     async with (
         httpx.AsyncClient(base_url=product.url("gateway"), timeout=30) as http,
-        http.stream("POST", "/api/chat", json={"message": "SSE please"}) as response,
+        http.stream(
+            "POST", "/api/chat", json={"message": "SSE please"}, headers={"X-User-Id": "sse"}
+        ) as response,
     ):
         assert response.headers["content-type"].startswith("text/event-stream")
         event = ""
