@@ -11,7 +11,7 @@ from ..db import Database
 # Every table that holds something about a user, in an order that respects no foreign keys
 # (there are none): all of them are emptied for "forget me". `memory_forgotten` (the
 # tombstone) is not among them: it outlives the user's data on purpose.
-_USER_TABLES = (
+USER_TABLES = (
     "memory_items",
     "memory_profile",
     "memory_chats",
@@ -116,7 +116,7 @@ class Ledger:
         """Delete every row about a user in every memory table; rows deleted per table."""
         deleted: dict[str, int] = {}
         async with self._db.transaction() as conn:
-            for table in _USER_TABLES:
+            for table in USER_TABLES:
                 status = await conn.execute(
                     f"DELETE FROM {table} WHERE user_id = $1",  # noqa: S608 - constant names
                     user_id,
