@@ -9,7 +9,8 @@
 
 Memory goes first: its tombstone stops an in-flight turn from writing anything back while the
 rest is deleted. Every step is idempotent, so when one fails (503 naming it) calling forget
-again finishes the job.
+again finishes the job. A service this deployment does not run (no URL configured: the
+launcher and the manifests set every one) holds nothing, and is listed as `not_deployed`.
 """
 
 from __future__ import annotations
@@ -28,8 +29,12 @@ log = structlog.get_logger(__name__)
 
 async def _part(
     part: str, client: InternalClient, method: str, path: str, **kwargs: Any
-) -> dict[str, Any]:
-    """One owner's step; any failure becomes a 503 that names the part."""
+) -> dict[str, Any] | None:
+    """One owner's step (None: the service is not deployed); any failure becomes a 503 that
+    names the part."""
+    if not client.deployed:
+        log.warning("forget.part_not_deployed", part=part)
+        return None
     try:
         answer: dict[str, Any] = await client.request(method, path, **kwargs)
     except HTTPException as exc:
@@ -43,7 +48,7 @@ async def forget_user(state: State, user_id: str) -> dict[str, Any]:
     """Delete everything the product holds for `user_id`; what each part deleted."""
     seg = quote(user_id, safe="")
     memory = await _part("memory", state.memory, "DELETE", f"/memory/users/{seg}")
-    at = {"forgotten_at": memory["forgotten_at"]}
+    at = {"forgotten_at": memory["forgotten_at"]} if memory else {}
     documents = await _part(
         "documents", state.forget_documents, "DELETE", f"/internal/users/{seg}/documents",
         params=at,
@@ -52,12 +57,15 @@ async def forget_user(state: State, user_id: str) -> dict[str, Any]:
         "tool results", state.forget_tools, "DELETE", f"/internal/users/{seg}/calls"
     )
     runs = await _part("runs", state.runs, "DELETE", f"/users/{seg}/runs")
-    log.info("forget.done", user_id=user_id, forgotten_at=memory["forgotten_at"])
+    parts = {"memory": memory, "documents": documents, "tool results": tools, "runs": runs}
+    docs = {k: documents[k] for k in ("documents", "chunks", "files")} if documents else None
+    log.info("forget.done", user_id=user_id, forgotten_at=at.get("forgotten_at"))
     return {
         "user_id": user_id,
-        "forgotten_at": memory["forgotten_at"],
-        "deleted": memory["deleted"],
-        "documents": {k: documents[k] for k in ("documents", "chunks", "files")},
-        "tool_calls_deleted": tools["calls_deleted"],
-        "runs_deleted": runs["runs_deleted"],
+        "forgotten_at": at.get("forgotten_at"),
+        "deleted": memory["deleted"] if memory else {},
+        "documents": docs,
+        "tool_calls_deleted": tools["calls_deleted"] if tools else None,
+        "runs_deleted": runs["runs_deleted"] if runs else None,
+        "not_deployed": [name for name, answer in parts.items() if answer is None],
     }
