@@ -42,6 +42,9 @@ class Knowledge:
     async def documents(self, *_: Any) -> tuple[list[Any], int]:
         return [], 0
 
+    async def forget_user(self, user_id: str, at: Any) -> dict[str, Any]:
+        return {"forgotten_at": at.isoformat(), "documents": 1, "chunks": 3, "files": 1}
+
 
 class Runs:
     """The harness's run store, without PostgreSQL."""
@@ -74,6 +77,30 @@ async def test_the_gateway_reads_rag_with_the_credential(rag_url: str) -> None:
         await without.close()
 
 
+async def test_the_gateway_forgets_documents_in_rag_with_the_credential(
+    rag_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WEIR_RAG_URL", rag_url)
+    at = "2026-01-01T12:00:00+00:00"
+    app = FastAPI()
+    for token, expected in ((SECRET.get_secret_value(), 200), ("", 401)):
+        monkeypatch.setenv("WEIR_SERVICE_TOKEN", token)
+        async with memory_api._lifespan(app):
+            code, answer = await _answer(
+                app.state.forget_documents, "DELETE", "/internal/users/u1/documents",
+                params={"forgotten_at": at},
+            )  # fmt: skip
+        assert code == expected, answer
+    monkeypatch.setenv("WEIR_SERVICE_TOKEN", SECRET.get_secret_value())
+    async with memory_api._lifespan(app):
+        _, answer = await _answer(
+            app.state.forget_documents, "DELETE", "/internal/users/u1/documents",
+            params={"forgotten_at": at},
+        )  # fmt: skip
+    assert answer == {"user_id": "u1", "forgotten_at": at, "documents": 1, "chunks": 3,
+                      "files": 1}  # fmt: skip
+
+
 @pytest.mark.parametrize(("token", "answer"), [(SECRET, "[1] manual.pdf\nabout backups"),
                                                (None, "HTTP 401 from 127.0.0.1")])  # fmt: skip
 async def test_knowledge_search_calls_rag_with_the_credential(
@@ -99,9 +126,9 @@ async def memory_and_harness() -> AsyncIterator[tuple[str, str]]:
         yield memory_url, runs_url
 
 
-async def _answer(client: InternalClient, method: str, path: str) -> tuple[int, Any]:
+async def _answer(client: InternalClient, method: str, path: str, **kwargs: Any) -> tuple[int, Any]:
     try:
-        return 200, await client.request(method, path)
+        return 200, await client.request(method, path, **kwargs)
     except HTTPException as exc:
         return exc.status_code, exc.detail
 

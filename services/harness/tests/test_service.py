@@ -843,13 +843,17 @@ async def test_a_deadline_passed_while_the_harness_runs_spends_an_attempt(
 
 
 async def test_forgetting_a_user_deletes_their_runs_and_a_late_result_is_dropped(
-    service: RunService, repo: RunRepository
+    service: RunService, repo: RunRepository, database_url: str
 ) -> None:
     mine = command_of(await service.on_chat(chat(), None))
     other = chat().model_copy(update={"user_id": "user-2"})
     theirs = command_of(await service.on_chat(other, None))
+    assert {mine.event_id, theirs.event_id} <= {e for e, _, _ in await outbox(database_url)}
 
     assert await repo.forget_user("user-1") == 1
+    unpublished = {e for e, _, _ in await outbox(database_url)}
+    assert mine.event_id not in unpublished, "the user's unpublished commands are gone"
+    assert theirs.event_id in unpublished
     assert await repo.record(mine.run_id or "") is None
     assert await repo.steps(mine.run_id or "") == []
     assert await repo.record(theirs.run_id or "") is not None

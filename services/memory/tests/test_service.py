@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from weir_common.events import MemoryContext, MemoryContextRequested, Turn, TurnCompleted
+from weir_common.tombstone import forgotten
 from weir_memory.flash import Flash
 from weir_memory.long_term import Recollection
 from weir_memory.repository import InMemoryShortTermStore
@@ -70,16 +74,22 @@ async def test_private_turns_are_kept_in_the_conversation() -> None:
 
 
 class RecordingLongTerm:
-    """Long-term memory's two calls, recorded (the service under test decides what it
-    hands over; long-term memory itself has its own tests)."""
+    """Long-term memory's calls, recorded (the service under test decides what it hands
+    over; long-term memory itself has its own tests); `forgotten_at` is the tombstone."""
 
-    def __init__(self) -> None:
+    def __init__(self, forgotten_at: datetime | None = None) -> None:
         self.remembered: list[tuple[Turn, list[Turn]]] = []
+        self.forgotten_at = forgotten_at
 
-    async def remember(
+    @asynccontextmanager
+    async def writing(self, user_id: str, occurred_at: datetime) -> AsyncIterator[bool]:
+        yield not forgotten(occurred_at, self.forgotten_at)
+
+    async def write_turn(
         self, user_id: str, conversation_id: str, turn: Turn, at: Any, recent: list[Turn]
-    ) -> None:
+    ) -> list[str]:
         self.remembered.append((turn, list(recent)))
+        return []
 
     async def recollect(self, *args: Any, **kwargs: Any) -> Recollection:
         return Recollection()
@@ -99,3 +109,18 @@ async def test_a_private_turn_never_reaches_long_term_memory_or_the_summary() ->
     context = await memory.build_context(ask())
     assert "u0" not in (context.summary or "")
     assert "u1" in (context.summary or "")
+
+
+async def test_a_turn_from_before_the_tombstone_writes_nothing() -> None:
+    tombstone = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+    long_term = RecordingLongTerm(forgotten_at=tombstone)
+    memory = service()
+    memory.long_term = long_term  # type: ignore[assignment]
+    in_flight = completed(1, occurred_at=tombstone - timedelta(seconds=1))
+    assert await memory.record_turn(in_flight, "c") is False
+    assert await memory.stm.recent("c") == []
+    assert long_term.remembered == []
+    later = completed(2, occurred_at=tombstone + timedelta(seconds=1))
+    assert await memory.record_turn(later, "c") is True
+    assert [t.user for t in await memory.stm.recent("c")] == ["u2"]
+    assert [t.user for t, _ in long_term.remembered] == ["u2"]

@@ -41,8 +41,9 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[ResultStore]:
     env: dict[str, str] = request.getfixturevalue("stack_env")
     space = f"test:{uuid4().hex}:"
     redis_store = RedisResultStore(
-        redis_client(env["REDIS_URL"]), ttl_s=60, prefix=space, marker_prefix=space + "started:"
-    )
+        redis_client(env["REDIS_URL"]), ttl_s=60, prefix=space, marker_prefix=space + "started:",
+        user_prefix=space + "user:",
+    )  # fmt: skip
     yield redis_store
     await redis_store.close()
 
@@ -101,3 +102,16 @@ async def test_unreachable_redis_raises_store_error() -> None:
 def test_redact_hides_the_password() -> None:
     assert redact("redis://:pw@host:6379/0") == "redis://:***@host:6379/0"
     assert redact("redis://host:6379/0") == "redis://host:6379/0"
+
+
+async def test_forgetting_a_user_drops_their_results_and_markers_only(store: ResultStore) -> None:
+    await store.put("mine", ToolOutcome(content="Zoe's weather"), "zoe")
+    assert await store.claim("mine-running", "zoe")
+    await store.put("theirs", ToolOutcome(content="Bob's weather"), "bob")
+    await store.put("nobody", ToolOutcome(content="a shared lookup"))
+    assert await store.forget_user("zoe") == 2
+    assert await store.get("mine") is None
+    assert await store.claim("mine-running"), "the marker went too"
+    assert await store.get("theirs") is not None
+    assert await store.get("nobody") is not None
+    assert await store.forget_user("zoe") == 0

@@ -31,6 +31,11 @@ class InternalClient:
             else None
         )
 
+    @property
+    def deployed(self) -> bool:
+        """False when no URL was given: the service is not part of this deployment."""
+        return self._client is not None
+
     async def request(self, method: str, path: str, **kwargs: Any) -> Any:
         """The JSON answer; 503 when the service is absent or down, its own 4xx passed on."""
         if self._client is None:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from weir_gateway.auth import Principal, http_principal
+from weir_gateway.forget import forget_user
 from weir_gateway.internal import InternalClient
 
 Caller = Annotated[Principal, Depends(http_principal)]
@@ -24,13 +25,16 @@ MemoryType = Literal["profile", "semantic", "episodic"]
 
 
 class MemoryApiSettings(BaseSettings):
-    """Where the memory service and the harness listen (`WEIR_MEMORY_URL`,
-    `WEIR_HARNESS_URL`, set by the launcher) and the credential they require."""
+    """Where the memory service, the harness, and for "forget me" the knowledge and tools
+    services listen (`WEIR_MEMORY_URL`, `WEIR_HARNESS_URL`, `WEIR_RAG_URL`,
+    `WEIR_TOOLS_URL`, set by the launcher) and the credential they require."""
 
     model_config = SettingsConfigDict(extra="ignore")
 
     weir_memory_url: str | None = None
     weir_harness_url: str | None = None
+    weir_rag_url: str | None = None
+    weir_tools_url: str | None = None
     memory_api_timeout_s: float = 10.0
     weir_service_token: SecretStr = SecretStr("")
 
@@ -46,11 +50,14 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
 
     app.state.memory = client("the memory service", settings.weir_memory_url)
     app.state.runs = client("the harness", settings.weir_harness_url)
+    app.state.forget_documents = client("the knowledge base", settings.weir_rag_url)
+    app.state.forget_tools = client("the tools service", settings.weir_tools_url)
+    clients = ("memory", "runs", "forget_documents", "forget_tools")
     try:
         yield
     finally:
-        await app.state.memory.close()
-        await app.state.runs.close()
+        for name in clients:
+            await getattr(app.state, name).close()
 
 
 router = APIRouter(prefix="/api/memory", tags=["memory"], lifespan=_lifespan)
@@ -141,12 +148,9 @@ async def export(
 
 @router.delete("/users/{user_id}")
 async def forget(request: Request, caller: Caller, user_id: str) -> Any:
-    """ "Forget me": every memory, preference, session and conversation of the user, then
-    every run record of theirs (which holds their messages and the context they were given)."""
-    owner = _seg(_owner(caller, user_id))
-    memory = await _call(request, "DELETE", f"/memory/users/{owner}")
-    runs = await request.app.state.runs.request("DELETE", f"/users/{owner}/runs")
-    return {**memory, "runs_deleted": runs["runs_deleted"]}
+    """ "Forget me": every owner deletes what it holds of the user, in turn (see
+    `weir_gateway.forget`); 503 naming the part that failed, and calling again finishes."""
+    return await forget_user(request.app.state, _owner(caller, user_id))
 
 
 @router.delete("/{kind}/{memory_id}")

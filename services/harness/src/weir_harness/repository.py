@@ -60,7 +60,12 @@ class RunTx:
         return bool(status.endswith(" 1"))
 
     async def delete_user_runs(self, user_id: str) -> int:
-        """Delete the user's runs (their steps cascade); the number deleted."""
+        """Delete the user's runs (their steps cascade) and their outbox rows not published
+        yet (commands and replies carrying the user's text); the number of runs deleted."""
+        await self._conn.execute(
+            "DELETE FROM outbox WHERE run_id IN (SELECT run_id FROM runs WHERE user_id = $1)",
+            user_id,
+        )
         status = await self._conn.execute("DELETE FROM runs WHERE user_id = $1", user_id)
         return int(status.split()[-1])
 
@@ -257,8 +262,9 @@ class RunRepository:
             return await tx.scrub_private(ended_before)
 
     async def forget_user(self, user_id: str) -> int:
-        """Delete every run of a user with its steps ("forget me"); how many runs went.
-        A result that arrives later for one of them finds no run and is dropped."""
+        """Delete every run of a user with its steps and unpublished outbox rows ("forget
+        me"); how many runs went. A result that arrives later for one of them finds no run
+        and is dropped."""
         async with self.transaction() as tx:
             return await tx.delete_user_runs(user_id)
 

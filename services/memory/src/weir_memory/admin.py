@@ -44,10 +44,17 @@ class MemoryAdmin:
             content=content.strip(),
             title=judged.title or content.strip()[:40],
         )
-        await self._lt.profile.learn_text(user_id, content, runs=[], at=at)
-        stored = await self._lt.semantic.store(user_id, analysis, runs=[], at=at)
-        if stored.outcome == "stored" and stored.id:
-            await self._lt.note_new(user_id, [stored.id])
+        due: list[str] = []
+        async with self._lt.writing(user_id, at) as admitted:  # never inside a forget
+            if not admitted:  # only a clock set back can get here
+                return {"outcome": "forgotten", "id": None, "importance": analysis.importance,
+                        "category": analysis.category.value}  # fmt: skip
+            await self._lt.profile.learn_text(user_id, content, runs=[], at=at)
+            stored = await self._lt.semantic.store(user_id, analysis, runs=[], at=at)
+            if stored.outcome == "stored" and stored.id:
+                due = await self._lt.due_after(user_id, [stored.id])
+        if due:
+            await self._lt.consolidator.run(user_id, due)
         return {"outcome": stored.outcome, "id": stored.id, "importance": analysis.importance,
                 "category": analysis.category.value}  # fmt: skip
 
@@ -87,10 +94,17 @@ class MemoryAdmin:
         """Seed 001's nested, versioned export (incremental from `since`)."""
         return await export_user(self._lt, user_id, since=since, now=now)
 
-    async def forget(self, user_id: str) -> dict[str, int]:
-        """ "Forget me": every row, vector and conversation of the user is deleted."""
-        deleted = await self._lt.ledger.forget_user(user_id)
-        await self._lt.semantic.index.delete_user(user_id)
-        deleted["conversations"] = await self._stm.forget_user(user_id)
-        log.info("memory.user_forgotten", user_id=user_id, **deleted)
-        return deleted
+    async def forget(self, user_id: str, at: datetime) -> tuple[datetime, dict[str, int]]:
+        """ "Forget me": under the user's lock, the tombstone (`at`) is recorded first, then
+        every row, vector and conversation of the user is deleted. A turn that happened
+        before it and is handled later writes nothing; calling again finishes a forget
+        interrupted half-way. Returns the tombstone in force and what was deleted."""
+        ledger = self._lt.ledger
+        async with ledger.user_lock(user_id):
+            tombstone = await ledger.tombstone(user_id, at)
+            deleted = await ledger.forget_user(user_id)
+            await self._lt.semantic.index.delete_user(user_id)
+            deleted["conversations"] = await self._stm.forget_user(user_id)
+        log.info("memory.user_forgotten", user_id=user_id, forgotten_at=tombstone.isoformat(),
+                 **deleted)  # fmt: skip
+        return tombstone, deleted

@@ -80,7 +80,8 @@ def make_router(admin: Callable[[], MemoryAdmin | None], clock: Clock) -> APIRou
 
     @router.delete("/users/{user_id}")
     async def forget(user_id: str) -> dict[str, Any]:
-        return {"user_id": user_id, "deleted": await guarded(ops().forget(user_id))}
+        tombstone, deleted = await guarded(ops().forget(user_id, clock()))
+        return {"user_id": user_id, "forgotten_at": tombstone.isoformat(), "deleted": deleted}
 
     @router.delete("/{kind}/{memory_id}")
     async def delete(

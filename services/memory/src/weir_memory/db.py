@@ -29,9 +29,10 @@ def pg_errors() -> Iterator[None]:
 
 class Database:
     """A pool over `dsn`, with the schema migrated (`migrations/`) on `open`, and a pool of
-    `lock_slots` connections that hold advisory locks."""
+    `lock_slots` connections that hold advisory locks (one per turn being written: a turn's
+    writes hold its user's lock, see `LongTermMemory.writing`)."""
 
-    def __init__(self, dsn: str, max_size: int = 8, lock_slots: int = 4) -> None:
+    def __init__(self, dsn: str, max_size: int = 8, lock_slots: int = 16) -> None:
         self._dsn = dsn
         self._max_size = max_size
         self._lock_slots = lock_slots

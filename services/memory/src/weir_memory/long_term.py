@@ -8,7 +8,8 @@ session, the memory (deduplicated), then consolidation after every few new memor
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -16,6 +17,7 @@ import structlog
 
 from weir_common.embeddings import Embedder
 from weir_common.events import Turn
+from weir_common.tombstone import forgotten
 
 from .longterm import preferences, topics
 from .longterm.analyzer import Analyzer
@@ -159,12 +161,35 @@ class LongTermMemory:
         topic_vector = await self.embedder.embed_query(trigger.topic or query)
         return await self.sessions.within(user_id, session, topic_vector)
 
+    @asynccontextmanager
+    async def writing(self, user_id: str, occurred_at: datetime) -> AsyncIterator[bool]:
+        """Hold the user's lock (the one "forget me" and consolidation take) for the writes
+        of something that happened at `occurred_at`; yields False when that predates the
+        user's tombstone, and then nothing may be written. Consolidate after leaving it."""
+        async with self.ledger.user_lock(user_id):
+            yield not forgotten(occurred_at, await self.ledger.forgotten_at(user_id))
+
     async def remember(
         self, user_id: str, conversation_id: str, turn: Turn, at: datetime, recent: Sequence[Turn]
     ) -> None:
-        """Everything a finished turn leaves in long-term memory (idempotent per run)."""
+        """Everything a finished turn leaves in long-term memory (idempotent per run; nothing
+        when the turn predates the user's tombstone), then a consolidation when due."""
+        due: list[str] = []
+        async with self.writing(user_id, at) as admitted:
+            if admitted:
+                due = await self.write_turn(user_id, conversation_id, turn, at, recent)
+        if not admitted:
+            log.info("memory.turn_forgotten", user_id=user_id, run_id=turn.run_id)
+        if due:
+            await self.consolidator.run(user_id, due)
+
+    async def write_turn(
+        self, user_id: str, conversation_id: str, turn: Turn, at: datetime, recent: Sequence[Turn]
+    ) -> list[str]:
+        """The writes of :meth:`remember`, for a caller inside :meth:`writing`; returns the
+        consolidation candidates when a consolidation is due (empty otherwise)."""
         if await self.ledger.remembered(user_id, turn.run_id):
-            return
+            return []
         runs = [turn.run_id]
         await self.profile.learn_text(user_id, turn.user, runs=runs, at=at)
         analysis = await self.analyzer.analyze(turn.user, recent)
@@ -178,6 +203,7 @@ class LongTermMemory:
             texts.append(analysis.content)
         vectors = await self.embedder.embed_documents(texts)
         await self.sessions.record(user_id, conversation_id, turn, at, vectors[0])
+        due: list[str] = []
         if worth and analysis.content:
             if analysis.layer is Layer.EPISODIC:  # seed 002: title + summary + detail
                 analysis = replace(analysis, detail=turn_detail(turn))
@@ -186,14 +212,21 @@ class LongTermMemory:
                 new_id=item_id(user_id, turn.run_id, analysis.layer), vector=vectors[-1],
             )  # fmt: skip
             if stored.outcome == "stored" and stored.id:
-                await self.note_new(user_id, [stored.id])
+                due = await self.due_after(user_id, [stored.id])
         await self.ledger.mark_remembered(turn.run_id, user_id, at)
+        return due
 
     async def note_new(self, user_id: str, ids: Sequence[str]) -> None:
         """Count new memories; every `consolidate_every` of them, consolidate them."""
+        due = await self.due_after(user_id, ids)
+        if due:
+            await self.consolidator.run(user_id, due)
+
+    async def due_after(self, user_id: str, ids: Sequence[str]) -> list[str]:
+        """Count new memories; the pending candidates when `consolidate_every` of them have
+        gathered (the caller consolidates them outside the user's lock), else none."""
         pending = await self.ledger.add_new_items(user_id, ids)
-        if len(pending) >= self.semantic.policy.consolidate_every:
-            await self.consolidator.run(user_id, pending)
+        return pending if len(pending) >= self.semantic.policy.consolidate_every else []
 
     async def consolidate_due(self, interval_s: float) -> int:
         """The scheduled consolidation: every user not consolidated for `interval_s`."""

@@ -96,19 +96,37 @@ class MemoryService:
         await self.stm.set_note(conversation_id, FOCUS_TURN, str(turns))
 
     async def record_turn(self, cmd: TurnCompleted, conversation_id: str) -> bool:
-        """Remember a finished turn; False when this run's turn was already stored."""
+        """Remember a finished turn; False when this run's turn was already stored, or when
+        the turn happened before its user was forgotten (then nothing is written at all)."""
         turn = Turn(run_id=cmd.run_id or cmd.event_id, user=cmd.user_text,
                     assistant=cmd.assistant_text, private=cmd.private)  # fmt: skip
-        added = await self.stm.append(conversation_id, turn, cmd.user_id)
+        lt, user_id = self.long_term, cmd.user_id
+        if lt is None or not user_id:
+            added, _ = await self._store_turn(conversation_id, turn, user_id)
+            return added
+        due: list[str] = []
+        async with lt.writing(user_id, cmd.occurred_at) as admitted:
+            if not admitted:
+                log.info("turn.forgotten", conversation_id=conversation_id, run_id=turn.run_id,
+                         user_id=user_id)  # fmt: skip
+                return False
+            added, recent = await self._store_turn(conversation_id, turn, user_id)
+            if not cmd.private:
+                before = [t for t in recent[:-1] if not t.private]  # private turns stay unread
+                due = await lt.write_turn(user_id, conversation_id, turn, cmd.occurred_at, before)
+        if due:
+            await lt.consolidator.run(user_id, due)
+        return added
+
+    async def _store_turn(
+        self, conversation_id: str, turn: Turn, user_id: str | None
+    ) -> tuple[bool, list[Turn]]:
+        """Short-term part of a turn: append it, compress past the window; the turns kept."""
+        added = await self.stm.append(conversation_id, turn, user_id)
         recent = await self._compress(conversation_id)
         log.info("turn.stored", conversation_id=conversation_id, run_id=turn.run_id,
-                 added=added, private=cmd.private)  # fmt: skip
-        if self.long_term is not None and cmd.user_id and not cmd.private:
-            before = [t for t in recent[:-1] if not t.private]  # private turns stay unread
-            await self.long_term.remember(
-                cmd.user_id, conversation_id, turn, cmd.occurred_at, before
-            )
-        return added
+                 added=added, private=turn.private)  # fmt: skip
+        return added, recent
 
     async def _compress(self, conversation_id: str) -> list[Turn]:
         """Seed 002: past the window, the oldest turns become part of the summary."""

@@ -5,6 +5,7 @@ The app includes these routes behind the service credential (`weir_common.servic
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request, status
@@ -90,6 +91,20 @@ async def delete(request: Request, document_id: str) -> dict[str, Any]:
     if await knowledge.registry.get(document_id) is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no document {document_id}")
     return {"document_id": document_id, "deleted_chunks": await knowledge.delete(document_id)}
+
+
+@router.delete("/users/{user_id}/documents")
+async def forget_user(
+    request: Request, user_id: str, forgotten_at: datetime | None = None
+) -> dict[str, Any]:
+    """ "Forget me": the user's private documents (records, chunks in both indexes, stored
+    files no other document uses) are deleted, and ingestions of theirs requested until
+    `forgotten_at` (default: now; the gateway passes memory's tombstone) are refused.
+    Idempotent: calling again finishes an interrupted forget."""
+    at = forgotten_at or datetime.now(UTC)
+    if at.tzinfo is None:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "forgotten_at needs a zone")
+    return {"user_id": user_id, **await _knowledge(request).forget_user(user_id, at)}
 
 
 class SearchBody(BaseModel):

@@ -6,7 +6,12 @@ No broker here: handlers turn events into these calls and publish what they retu
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import structlog
 
 from weir_common.embeddings import Embedder
 from weir_common.events import (
@@ -17,10 +22,13 @@ from weir_common.events import (
     RagRetrieveCompleted,
     RagRetrieveRequested,
 )
-from weir_common.objects import ObjectStore
+from weir_common.objects import ObjectNotFoundError, ObjectStore
+from weir_rag.forget import REFUSED_REASON, orphaned, refused
 from weir_rag.index.base import DenseIndex, LexicalIndex, Scope
 from weir_rag.ingest import DocumentRecord, DocumentRegistry, ingest
 from weir_rag.retrieve.pipeline import Retriever, to_passage
+
+log = structlog.get_logger(__name__)
 
 
 @dataclass
@@ -38,14 +46,40 @@ class Knowledge:
     async def ingest(self, request: IngestRequested) -> IngestCompleted | IngestFailed:
         """Ingest one document. A bad document or one over the time limit is an
         `ingest.failed` with a reason; an engine failure (index, registry, embedder, store)
-        raises, so the bus retries the request instead of reporting a permanent failure."""
+        raises, so the bus retries the request instead of reporting a permanent failure.
+
+        A private document requested before its owner was forgotten is refused (a permanent
+        `ingest.failed`, logged): whatever of it exists is deleted, its file too. The check
+        is repeated after ingesting, for a forget that ran meanwhile."""
+        if await self._refused(request):
+            return self._failed(request, REFUSED_REASON)
         try:
-            return await asyncio.wait_for(
+            outcome = await asyncio.wait_for(
                 ingest(request, self.store, self.registry, self.embedder, self.dense, self.lexical),
                 self.ingest_timeout_s,
             )
         except TimeoutError:
             reason = f"ingestion took longer than {self.ingest_timeout_s:g} s and was stopped"
+            return self._failed(request, reason)
+        if await self._refused(request):
+            return self._failed(request, REFUSED_REASON)
+        return outcome
+
+    async def _refused(self, request: IngestRequested) -> bool:
+        if request.owner is None:
+            return False
+        if not refused(request, await self.registry.forgotten_at(request.owner)):
+            return False
+        log.warning("ingest.refused_forgotten", document_id=request.document_id,
+                    owner=request.owner, requested_at=request.occurred_at.isoformat())  # fmt: skip
+        record = await self.registry.get(request.document_id)
+        if record is None or record.owner == request.owner:
+            await self._drop_files([request.object_ref], [request.document_id])
+            await self.delete(request.document_id)
+        return True
+
+    @staticmethod
+    def _failed(request: IngestRequested, reason: str) -> IngestFailed:
         return IngestFailed(
             document_id=request.document_id,
             source=request.source,
@@ -94,3 +128,30 @@ class Knowledge:
         await self.lexical.delete_document(document_id)
         await self.registry.delete(document_id)
         return removed
+
+    async def forget_user(self, user_id: str, at: datetime) -> dict[str, Any]:
+        """ "Forget me": record the user's tombstone (`at`), then delete every private
+        document of theirs: its stored file unless another document uses it, its chunks in
+        both indexes, its record (last, so calling again finishes an interrupted forget)."""
+        tombstone = await self.registry.tombstone(user_id, at)
+        records = await self.registry.owned_by(user_id)
+        ids = [r.document_id for r in records]
+        files = await self._drop_files([r.object_ref for r in records], ids)
+        chunks = 0
+        for document_id in ids:
+            chunks += await self.delete(document_id)
+        log.info("rag.user_forgotten", user_id=user_id, documents=len(ids), chunks=chunks,
+                 files=files, forgotten_at=tombstone.isoformat())  # fmt: skip
+        return {"forgotten_at": tombstone.isoformat(), "documents": len(ids),
+                "chunks": chunks, "files": files}  # fmt: skip
+
+    async def _drop_files(self, refs: Sequence[str], documents: Sequence[str]) -> int:
+        """Delete those stored files that no document but `documents` uses; how many went."""
+        in_use = await self.registry.refs_in_use([r for r in refs if r], documents)
+        gone = 0
+        for ref in orphaned(refs, in_use):
+            try:
+                gone += await self.store.delete(ref)
+            except ObjectNotFoundError:  # a ref of another store: nothing of ours to delete
+                log.warning("rag.foreign_object_ref", ref=ref)
+        return gone

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -91,3 +92,25 @@ async def test_list_get_delete(registry: DocumentRegistry) -> None:
     assert await registry.delete("doc-3") is True
     assert await registry.delete("doc-3") is False
     assert await registry.get("doc-3") is None
+
+
+async def test_a_users_documents_the_files_others_use_and_the_tombstone(
+    registry: DocumentRegistry,
+) -> None:
+    def owned(document_id: str, owner: str | None, ref: str) -> DocumentInfo:
+        return DocumentInfo(document_id, f"{document_id}.md", "kb", owner, "h", ref)
+
+    await registry.mark_ready(owned("a1", "alice", "file:///o/1"), 1)
+    await registry.mark_failed(owned("a2", "alice", "file:///o/2"), "broken")
+    await registry.mark_ready(owned("s1", None, "file:///o/2"), 1)
+    await registry.mark_ready(owned("b1", "bob", "file:///o/3"), 1)
+    assert [r.document_id for r in await registry.owned_by("alice")] == ["a1", "a2"]
+    refs = ["file:///o/1", "file:///o/2", "file:///o/3"]
+    assert await registry.refs_in_use(refs, ["a1", "a2"]) == {"file:///o/2", "file:///o/3"}
+    assert await registry.forgotten_at("alice") is None
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    assert await registry.tombstone("alice", at) == at
+    assert await registry.tombstone("alice", at - timedelta(days=1)) == at, "never moved back"
+    assert await registry.tombstone("alice", at + timedelta(days=1)) == at + timedelta(days=1)
+    assert await registry.forgotten_at("alice") == at + timedelta(days=1)
+    assert await registry.forgotten_at("bob") is None

@@ -92,8 +92,9 @@ def register_subscribers(
 
 
 def add_routes(app: FastAPI, service: ToolService, token: Token) -> None:
-    """`GET /internal/catalog` and `POST /internal/call`, for direct calls and benchmarks;
-    both behind the service credential `token`."""
+    """`GET /internal/catalog` and `POST /internal/call`, for direct calls and benchmarks,
+    and `DELETE /internal/users/{user_id}/calls` ("forget me"); all behind the service
+    credential `token`."""
     router = APIRouter(prefix="/internal", dependencies=[require_service_token(token)])
 
     @router.get("/catalog")
@@ -107,6 +108,14 @@ def add_routes(app: FastAPI, service: ToolService, token: Token) -> None:
         """Call one tool and wait for its result."""
         try:
             return await handlers.call_direct(request, service)
+        except StoreError as exc:
+            raise HTTPException(status_code=503, detail=str(exc)) from exc
+
+    @router.delete("/users/{user_id}/calls")
+    async def forget_calls(user_id: str) -> dict[str, Any]:
+        """ "Forget me": the user's stored call results and in-progress markers."""
+        try:
+            return {"user_id": user_id, "calls_deleted": await service.forget_user(user_id)}
         except StoreError as exc:
             raise HTTPException(status_code=503, detail=str(exc)) from exc
 

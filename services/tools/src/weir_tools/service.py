@@ -83,7 +83,7 @@ class ToolService:
         task = self._inflight.get(idempotency_key)
         if task is not None:
             return (await asyncio.shield(task)).model_copy(update={"replayed": True})
-        if not await self._store.claim(idempotency_key):
+        if not await self._store.claim(idempotency_key, user_id):
             stored = await self._store.get(idempotency_key)
             if stored is not None:
                 return stored.model_copy(update={"replayed": True})
@@ -105,13 +105,20 @@ class ToolService:
         outcome = await self._run(tool, arguments, context)
         try:
             if outcome.stored:
-                await self._store.put(key, outcome)
+                await self._store.put(key, outcome, context.user_id)
             else:  # a failure around the tool: a retry may call
                 await self._store.release(key)
         except StoreError as exc:
             # the tool ran: its result matters more than the replay guarantee
             log.warning("tool.result_not_stored", tool=tool, key=key, error=str(exc))
         return outcome
+
+    async def forget_user(self, user_id: str) -> int:
+        """ "Forget me": delete the stored results and markers of the user's calls; how many
+        keys there were. Raises `StoreError` when the store cannot be reached."""
+        forgotten = await self._store.forget_user(user_id)
+        log.info("tools.user_forgotten", user_id=user_id, keys=forgotten)
+        return forgotten
 
     def _repeatable(self, tool: str) -> bool:
         """Built-ins only read; MCP tools say so in their annotations."""

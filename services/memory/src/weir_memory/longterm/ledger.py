@@ -9,8 +9,9 @@ from datetime import datetime, timedelta
 from ..db import Database
 
 # Every table that holds something about a user, in an order that respects no foreign keys
-# (there are none): all of them are emptied for "forget me".
-_USER_TABLES = (
+# (there are none): all of them are emptied for "forget me". `memory_forgotten` (the
+# tombstone) is not among them: it outlives the user's data on purpose.
+USER_TABLES = (
     "memory_items",
     "memory_profile",
     "memory_chats",
@@ -21,7 +22,7 @@ _USER_TABLES = (
 
 
 class Ledger:
-    """`memory_runs` and `memory_users`."""
+    """`memory_runs`, `memory_users` and the tombstones of `memory_forgotten`."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -89,11 +90,33 @@ class Ledger:
             )
         return [r["user_id"] for r in rows]
 
+    async def tombstone(self, user_id: str, at: datetime) -> datetime:
+        """Record that the user was forgotten at `at` (a later forget moves it forward, never
+        back); returns the tombstone now in force."""
+        async with self._db.connection() as conn:
+            found: datetime = await conn.fetchval(
+                "INSERT INTO memory_forgotten (user_id, forgotten_at) VALUES ($1, $2)"
+                " ON CONFLICT (user_id) DO UPDATE"
+                " SET forgotten_at = GREATEST(memory_forgotten.forgotten_at, $2)"
+                " RETURNING forgotten_at",
+                user_id,
+                at,
+            )
+        return found
+
+    async def forgotten_at(self, user_id: str) -> datetime | None:
+        """When the user was last forgotten (None: never)."""
+        async with self._db.connection() as conn:
+            found: datetime | None = await conn.fetchval(
+                "SELECT forgotten_at FROM memory_forgotten WHERE user_id = $1", user_id
+            )
+        return found
+
     async def forget_user(self, user_id: str) -> dict[str, int]:
         """Delete every row about a user in every memory table; rows deleted per table."""
         deleted: dict[str, int] = {}
         async with self._db.transaction() as conn:
-            for table in _USER_TABLES:
+            for table in USER_TABLES:
                 status = await conn.execute(
                     f"DELETE FROM {table} WHERE user_id = $1",  # noqa: S608 - constant names
                     user_id,

@@ -6,6 +6,7 @@ unchanged → skip, changed → replace (the caller deletes the old chunks by do
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -101,12 +102,29 @@ class DocumentRegistry(Protocol):
         """Forget a document; False when it was not registered."""
         ...
 
+    async def owned_by(self, owner: str) -> Sequence[DocumentRecord]:
+        """Every private document of `owner` (ready or failed)."""
+        ...
+
+    async def refs_in_use(self, refs: Sequence[str], excluding: Sequence[str]) -> set[str]:
+        """Those of `refs` (stored files) that a document other than `excluding` uses."""
+        ...
+
+    async def tombstone(self, owner: str, at: datetime) -> datetime:
+        """Record that `owner` was forgotten at `at` (never moved back); the tombstone now."""
+        ...
+
+    async def forgotten_at(self, owner: str) -> datetime | None:
+        """When `owner` was last forgotten (None: never)."""
+        ...
+
 
 class InMemoryRegistry:
     """A :class:`DocumentRegistry` in a dict (tests, one-off command-line runs)."""
 
     def __init__(self) -> None:
         self._records: dict[str, DocumentRecord] = {}
+        self._forgotten: dict[str, datetime] = {}
 
     async def open(self) -> None:
         """Nothing to connect."""
@@ -155,3 +173,25 @@ class InMemoryRegistry:
     async def delete(self, document_id: str) -> bool:
         """Remove a record."""
         return self._records.pop(document_id, None) is not None
+
+    async def owned_by(self, owner: str) -> Sequence[DocumentRecord]:
+        """The owner's records, by document_id."""
+        return sorted(
+            (r for r in self._records.values() if r.owner == owner), key=lambda r: r.document_id
+        )
+
+    async def refs_in_use(self, refs: Sequence[str], excluding: Sequence[str]) -> set[str]:
+        """Refs used by a record not in `excluding`."""
+        skip = set(excluding)
+        used = {r.object_ref for r in self._records.values() if r.document_id not in skip}
+        return used & set(refs)
+
+    async def tombstone(self, owner: str, at: datetime) -> datetime:
+        """Keep the later of the old and the new time."""
+        old = self._forgotten.get(owner)
+        self._forgotten[owner] = max(old, at) if old is not None else at
+        return self._forgotten[owner]
+
+    async def forgotten_at(self, owner: str) -> datetime | None:
+        """The tombstone, if any."""
+        return self._forgotten.get(owner)

@@ -1,6 +1,9 @@
-"""The document registry in PostgreSQL (table `rag_documents`, asyncpg)."""
+"""The document registry in PostgreSQL (tables `rag_documents`, `rag_forgotten`; asyncpg)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
 
 import asyncpg
 
@@ -107,3 +110,38 @@ class PostgresRegistry:
             "DELETE FROM rag_documents WHERE document_id = $1", document_id
         )
         return bool(status.endswith(" 1"))
+
+    async def owned_by(self, owner: str) -> Sequence[DocumentRecord]:
+        """The owner's records, by document_id."""
+        rows = await self.pool.fetch(
+            f"SELECT {_COLUMNS} FROM rag_documents"  # noqa: S608
+            " WHERE owner = $1 ORDER BY document_id",
+            owner,
+        )
+        return [_record(r) for r in rows]
+
+    async def refs_in_use(self, refs: Sequence[str], excluding: Sequence[str]) -> set[str]:
+        """Refs used by a record not in `excluding`."""
+        rows = await self.pool.fetch(
+            "SELECT DISTINCT object_ref FROM rag_documents"
+            " WHERE object_ref = ANY($1::text[]) AND NOT document_id = ANY($2::text[])",
+            list(refs), list(excluding),
+        )  # fmt: skip
+        return {r["object_ref"] for r in rows}
+
+    async def tombstone(self, owner: str, at: datetime) -> datetime:
+        """Upsert, keeping the later time."""
+        found: datetime = await self.pool.fetchval(
+            "INSERT INTO rag_forgotten (owner, forgotten_at) VALUES ($1, $2)"
+            " ON CONFLICT (owner) DO UPDATE"
+            " SET forgotten_at = GREATEST(rag_forgotten.forgotten_at, $2) RETURNING forgotten_at",
+            owner, at,
+        )  # fmt: skip
+        return found
+
+    async def forgotten_at(self, owner: str) -> datetime | None:
+        """The tombstone, if any."""
+        found: datetime | None = await self.pool.fetchval(
+            "SELECT forgotten_at FROM rag_forgotten WHERE owner = $1", owner
+        )
+        return found
