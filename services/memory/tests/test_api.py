@@ -25,7 +25,7 @@ pytestmark = pytest.mark.integration
 async def http(long_term: LongTermMemory, wall: WallClock) -> AsyncIterator[httpx.AsyncClient]:
     app = FastAPI()
     stm = InMemoryShortTermStore(window=12, ttl_s=60)
-    app.include_router(make_router(lambda: MemoryAdmin(long_term, stm), wall))
+    app.include_router(make_router(lambda: MemoryAdmin(long_term, stm), wall, lambda: stm))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://memory") as client:
         yield client

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from .admin import MemoryAdmin, MemoryType
 from .longterm.models import Category, Clock, Layer
-from .repository import StoreError
+from .repository import ShortTermStore, StoreError
 
 T = TypeVar("T")
 
@@ -38,8 +38,11 @@ class SearchBody(BaseModel):
     top_k: int = Field(default=5, ge=1, le=50)
 
 
-def make_router(admin: Callable[[], MemoryAdmin | None], clock: Clock) -> APIRouter:
-    """Routes under `/memory`; `admin` is None while long-term memory is off."""
+def make_router(
+    admin: Callable[[], MemoryAdmin | None], clock: Clock, short_term: Callable[[], ShortTermStore]
+) -> APIRouter:
+    """Routes under `/memory`; `admin` is None while long-term memory is off (then only
+    "forget me" works: it clears the short-term conversations)."""
     router = APIRouter(prefix="/memory", tags=["memory"])
 
     def ops() -> MemoryAdmin:
@@ -80,6 +83,11 @@ def make_router(admin: Callable[[], MemoryAdmin | None], clock: Clock) -> APIRou
 
     @router.delete("/users/{user_id}")
     async def forget(user_id: str) -> dict[str, Any]:
+        if admin() is None:  # long-term memory off: nothing but conversations to delete
+            conversations = await guarded(short_term().forget_user(user_id))
+            deleted = {"conversations": conversations}
+            return {"user_id": user_id, "forgotten_at": clock().isoformat(),
+                    "deleted": deleted, "long_term": "off"}  # fmt: skip
         tombstone, deleted = await guarded(ops().forget(user_id, clock()))
         return {"user_id": user_id, "forgotten_at": tombstone.isoformat(), "deleted": deleted}
 

@@ -138,5 +138,5 @@ def create_app(
         return MemoryAdmin(lt, memory.stm) if lt is not None else None
 
     guard = require_service_token(settings.weir_service_token)
-    app.include_router(make_router(admin, clock), dependencies=[guard])
+    app.include_router(make_router(admin, clock, lambda: memory.stm), dependencies=[guard])
     return app
