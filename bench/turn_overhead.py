@@ -15,6 +15,7 @@ import importlib.metadata
 import json
 import os
 import re
+import secrets
 import statistics
 import subprocess
 import tempfile
@@ -37,10 +38,11 @@ from weir_common.testing.scripted_llm import ScriptedLLM
 from weir_deploy.base import free_port
 from weir_deploy.kafka import find_tansu
 from weir_deploy.kafka_jars import cached_classpath
-from weir_deploy.services import LOOPBACK_PROXY_AUTH, Services
+from weir_deploy.services import Services
 from weir_deploy.stack import Stack
 
 Frame = dict[str, Any]
+BENCH_TOKEN = secrets.token_urlsafe(16)
 TURN_TIMEOUT_S = 30.0
 WARMUP_TURNS = 10
 TURNS_PER_CONVERSATION = 10
@@ -91,7 +93,7 @@ async def settled(conn: asyncpg.Connection, run_id: str) -> float:
 
 async def run_turns(url: str, database_url: str, turns: int, wait_closed: bool) -> list[Frame]:
     """Warm up, then `turns` measured turns on one connection, sequentially."""
-    headers = {"X-User-Id": f"bench-{new_id()[:6]}"}
+    headers = {"Authorization": f"Bearer {BENCH_TOKEN}"}
     conn = await asyncpg.connect(database_url)
     try:
         async with websockets.connect(url, additional_headers=headers) as ws:
@@ -273,7 +275,11 @@ async def bench(turns: int, impl: str, wait_closed: bool) -> Frame:
             logs,
             gateway_port=free_port(),
             extra_env={
-                **LOOPBACK_PROXY_AUTH,
+                # a client with a token, as in production (token mode); no chat quota in
+                # the way of a measurement of overhead
+                "AUTH_MODE": "token",
+                "AUTH_TOKENS": f"{BENCH_TOKEN}=bench-{new_id()[:6]}",
+                "RATE_LIMIT_CHAT": "1000000/minute",
                 "TOPIC_PREFIX": f"bench{new_id()[:8]}.",
                 "LLM_MODEL": "openai/scripted",
                 "LLM_API_BASE": llm.base_url,
