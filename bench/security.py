@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.metadata
 import secrets
 import sys
 import tempfile
@@ -23,6 +24,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the matrix lives in tests/
 
+import asyncpg
 from turn_overhead import kafka_version, redis_version
 
 from benchlib import write_result
@@ -56,6 +58,22 @@ def gateway_only(main: Services, name: str, extra: dict[str, str]) -> Services:
         gateway_port=free_port(),
         extra_env={"INSTANCE_ID": f"{name}-{new_id()[:6]}", **extra},
     )
+
+
+async def postgres_version(url: str) -> str:
+    """`server_version` of PostgreSQL."""
+    conn = await asyncpg.connect(url)
+    try:
+        return str(await conn.fetchval("SHOW server_version"))
+    finally:
+        await conn.close()
+
+
+def _package_version(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 async def run_matrix(
@@ -121,6 +139,8 @@ async def bench() -> dict[str, Any]:
             "kafka_impl": "apache",
             "kafka_version": kafka_version("apache"),
             "redis": await redis_version(env["REDIS_URL"]),
+            "postgres": await postgres_version(env["DATABASE_URL"]),
+            "milvus_lite": _package_version("milvus-lite"),
             "engines": list(ALL_ENGINES),
         }
     every = [o for mode in outcomes.values() for o in mode]
