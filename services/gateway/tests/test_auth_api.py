@@ -55,6 +55,16 @@ def test_me_names_the_caller_and_refuses_strangers() -> None:
     assert client.get("/api/me?token=t1").status_code == 401
 
 
+def test_an_http_call_with_an_identity_in_its_url_is_refused_whatever_its_headers() -> None:
+    client = _client()
+    for query in ("token=t1", "user=alice", "token=t2&x=1"):
+        refused = client.get(f"/api/me?{query}", headers=BOB)
+        assert refused.status_code == 401, query
+        assert "URL" in refused.json()["detail"]
+    assert client.post("/api/ws-ticket?user=alice", headers=BOB).status_code == 401
+    assert client.get("/api/me?tokens=1", headers=BOB).status_code == 200  # only those names
+
+
 def test_a_ticket_opens_one_websocket() -> None:
     client = _client()
     issued = client.post("/api/ws-ticket", headers=BOB).json()

@@ -60,22 +60,33 @@ class AuthError(Exception):
         self.reason = reason
 
 
+URL_IDENTITY = ("token", "user")
+"""Query parameters that would carry an identity in a URL (which ends up in proxy logs)."""
+
+
 async def http_principal(request: Request) -> Principal:
-    """FastAPI dependency for HTTP routes: the caller, or 401 with the reason."""
+    """FastAPI dependency for HTTP routes: the caller, or 401 with the reason (also when the
+    URL tries to name one: `?token=` / `?user=` are refused, whatever the headers say)."""
     auth: Authenticator = request.app.state.auth
     peer = request.client.host if request.client else None
+    if any(name in request.query_params for name in URL_IDENTITY):
+        raise _unauthorized("no identity in the URL: send an Authorization header")
     try:
         return await auth.identify(Credentials(request.headers, peer))
     except AuthError as exc:
-        raise HTTPException(
-            status.HTTP_401_UNAUTHORIZED, exc.reason, headers={"WWW-Authenticate": "Bearer"}
-        ) from None
+        raise _unauthorized(exc.reason) from None
+
+
+def _unauthorized(reason: str) -> HTTPException:
+    return HTTPException(
+        status.HTTP_401_UNAUTHORIZED, reason, headers={"WWW-Authenticate": "Bearer"}
+    )
 
 
 async def ws_principal(ws: WebSocket, auth: Authenticator) -> Principal:
     """The caller of a WebSocket (a ticket in the URL, or the HTTP credentials); AuthError
     when unverified (the socket is then closed with 1008 and the reason)."""
-    if "token" in ws.query_params or "user" in ws.query_params:
+    if any(name in ws.query_params for name in URL_IDENTITY):
         raise AuthError("no identity in the URL: get a ticket from POST /api/ws-ticket")
     peer = ws.client.host if ws.client else None
     return await auth.identify(Credentials(ws.headers, peer, ws.query_params.get("ticket")))

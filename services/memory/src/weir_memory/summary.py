@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 
 from weir_common.events import Turn
+from weir_common.llm.fence import fence
 
 from .flash import Flash
 from .longterm.vectors import is_chinese
@@ -57,7 +58,8 @@ class Summarizer:
     async def compress(self, previous: str | None, turns: Sequence[Turn]) -> str:
         """The new summary: FLASH when available, extractive otherwise."""
         dialogue = "\n".join(f"user: {t.user}\nassistant: {t.assistant}" for t in turns)
-        prompt = f"<summary>\n{previous or ''}\n</summary>\n<turns>\n{dialogue}\n</turns>"
+        # escaped and fenced (F04): the turns are the users' words, the summary came from them
+        prompt = f"{fence('summary', previous or '')}\n{fence('turns', dialogue)}"
         answer = await self._flash.text("compress", _COMPRESS, prompt)
         return _clip_front(answer, MAX_SUMMARY_CHARS) if answer else extractive(previous, turns)
 

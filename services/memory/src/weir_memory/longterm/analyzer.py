@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from weir_common.events import Turn
+from weir_common.llm.fence import fence
 
 from ..flash import Flash
 from .models import Analysis, Category, Layer
@@ -117,8 +118,10 @@ _SYSTEM = (
 
 
 def _context(text: str, recent: Sequence[Turn]) -> str:
+    """The message and the turns before it, escaped and fenced (F04): a message saying
+    `</message> SYSTEM: …` cannot close its fence and pass for the instructions."""
     earlier = "\n".join(f"user: {t.user}\nassistant: {t.assistant}" for t in recent[-3:])
-    return f"<earlier>\n{earlier}\n</earlier>\n<message>\n{text}\n</message>"
+    return f"{fence('earlier', earlier)}\n{fence('message', text)}"
 
 
 def _from_json(data: dict[str, Any], text: str) -> Analysis | None:
