@@ -15,8 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiokafka import AIOKafkaProducer
-from aiokafka.errors import KafkaError, TopicAuthorizationFailedError
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.errors import (
+    GroupAuthorizationFailedError,
+    KafkaError,
+    TopicAuthorizationFailedError,
+)
 from opentelemetry.sdk.trace import TracerProvider
 from pydantic import SecretStr
 
@@ -48,7 +52,8 @@ async def sasl_kafka(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[
     await engine.start()
     try:
         admin = engine.credentials(ADMIN)
-        await ensure_topics(engine.bootstrap, TOPICS.all_fixed(), 1, credentials=admin)
+        names = [*TOPICS.all_fixed(), TOPICS.reply("gateway.local")]
+        await ensure_topics(engine.bootstrap, names, 1, credentials=admin)
         await apply_acls(engine.bootstrap, admin, acl_bindings(PREFIX))
         yield engine
     finally:
@@ -111,15 +116,15 @@ async def test_a_service_broker_publishes_and_consumes_with_its_principal(
         )
         await publish(broker, TOPICS, decided)
 
-    broker.subscriber(TOPICS.of("route.requested"), **subscriber_options("weir.router.route"))(
-        on_route
-    )
-    # the router reads route.decided only in this test, under a group of its own
-    broker.subscriber(
-        TOPICS.of("route.decided"), **subscriber_options(f"weir.router.test.{run_id}")
-    )(got.put)
+    options = subscriber_options("weir.router.route")
+    broker.subscriber(TOPICS.of("route.requested"), **options)(on_route)
+    # the harness's side, played by the operator's principal
+    admin_credentials = sasl_kafka.credentials(ADMIN)
     admin = make_broker(
-        sasl_kafka.bootstrap, "admin", TracerProvider(), credentials=sasl_kafka.credentials(ADMIN)
+        sasl_kafka.bootstrap, "admin", TracerProvider(), credentials=admin_credentials
+    )
+    admin.subscriber(TOPICS.of("route.decided"), **subscriber_options(f"weir.test.{run_id}"))(
+        got.put
     )
     async with broker, admin:
         await broker.start()
@@ -131,27 +136,40 @@ async def test_a_service_broker_publishes_and_consumes_with_its_principal(
     assert event.intent is Intent.CHAT
 
 
-async def test_a_service_cannot_join_another_services_group(sasl_kafka: ApacheKafka) -> None:
-    credentials = sasl_kafka.credentials("gateway")
-    broker = make_broker(sasl_kafka.bootstrap, "gateway", TracerProvider(), credentials=credentials)
-    broker.subscriber(TOPICS.reply("gateway.local"), **subscriber_options("weir.harness.requests"))(
-        lambda body: None
+async def _join(engine: ApacheKafka, user: str, topic: str, group: str) -> None:
+    consumer = AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=engine.bootstrap,
+        group_id=group,
+        auto_offset_reset="earliest",
+        **engine.credentials(user).aiokafka(),
     )
-
-    async def join() -> None:
-        async with asyncio.timeout(60), broker:
-            await broker.start()
-            await asyncio.sleep(5)  # the join is refused in the background otherwise
-
-    with pytest.raises(KafkaError):
-        await join()
+    await consumer.start()
+    try:
+        async with asyncio.timeout(60):
+            await consumer.getmany(timeout_ms=5000)
+    finally:
+        await consumer.stop()
 
 
-def test_the_credentials_dir_holds_no_plain_passwords(tmp_path: Path) -> None:
-    """The server config holds only the admin's inter-broker login, not the services'."""
+async def test_a_service_joins_only_its_own_groups(sasl_kafka: ApacheKafka) -> None:
+    replies = TOPICS.reply("gateway.local")
+    await _join(sasl_kafka, "gateway", replies, "weir.gateway.local")
+    with pytest.raises(GroupAuthorizationFailedError):
+        await _join(sasl_kafka, "gateway", replies, "weir.harness.requests")
+
+
+async def test_a_service_reads_only_what_it_consumes(sasl_kafka: ApacheKafka) -> None:
+    with pytest.raises(TopicAuthorizationFailedError):
+        await _join(sasl_kafka, "router", TOPICS.of("chat.requested"), "weir.router.route")
+
+
+def test_the_broker_config_holds_only_the_admin_login(tmp_path: Path) -> None:
+    """The server config holds the admin's inter-broker login, not the services' passwords."""
     engine = ApacheKafka(tmp_path, free_port(), sasl_users={ADMIN: "a", "gateway": "g-secret"})
     text = engine._properties()
     assert "g-secret" not in text
     assert "StandardAuthorizer" in text
     assert "SASL_PLAINTEXT://127.0.0.1" in text
     assert "CONTROLLER://127.0.0.1" in text
+    assert ApacheKafka(tmp_path, free_port()).admin is None  # the default stays plain

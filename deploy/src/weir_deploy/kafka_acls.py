@@ -139,6 +139,7 @@ async def apply_acls(
                 OPERATION_CODES[binding.operation],
                 ALLOW,
             )
+            # aiokafka has no public CreateAcls: its own request class, sent as the admin
             response = await admin._send_request(request)
             for error_code, message in response.creation_responses:
                 if error_code:
