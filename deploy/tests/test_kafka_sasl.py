@@ -123,8 +123,13 @@ async def test_a_service_broker_publishes_and_consumes_with_its_principal(
     admin = make_broker(
         sasl_kafka.bootstrap, "admin", TracerProvider(), credentials=admin_credentials
     )
+
+    async def on_decided(body: dict[str, Any]) -> None:
+        if body.get("type") == "route.decided":  # not the probes of the tests above
+            await got.put(RouteDecided.model_validate(body))
+
     admin.subscriber(TOPICS.of("route.decided"), **subscriber_options(f"weir.test.{run_id}"))(
-        got.put
+        on_decided
     )
     async with broker, admin:
         await broker.start()
@@ -173,3 +178,13 @@ def test_the_broker_config_holds_only_the_admin_login(tmp_path: Path) -> None:
     assert "SASL_PLAINTEXT://127.0.0.1" in text
     assert "CONTROLLER://127.0.0.1" in text
     assert ApacheKafka(tmp_path, free_port()).admin is None  # the default stays plain
+
+
+async def test_a_service_creates_its_topics_at_start_up(sasl_kafka: ApacheKafka) -> None:
+    """What `service_app` does first: the catalogue (there already) and its reply topic."""
+    reply = TOPICS.reply(f"gateway.{new_id()[:8]}")
+    credentials = sasl_kafka.credentials("gateway")
+    names = [*TOPICS.all_fixed(), reply, Topics.dead_letter(reply)]
+    await ensure_topics(sasl_kafka.bootstrap, names, 1, credentials=credentials)
+    await _produce_as(sasl_kafka, "gateway", Topics.dead_letter(reply))
+    await _join(sasl_kafka, "gateway", reply, "weir.gateway.pod")

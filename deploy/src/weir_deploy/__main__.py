@@ -12,6 +12,7 @@ import sys
 from collections.abc import Awaitable, Callable
 
 import structlog
+from aiokafka.errors import KafkaError
 
 from weir_common.bus import KafkaCredentials
 
@@ -128,7 +129,11 @@ async def _kafka_acls(args: argparse.Namespace) -> int:
         return 0
     bootstrap = args.bootstrap or dlq.bootstrap_servers()
     credentials = KafkaCredentials.from_env()
-    sent = await kafka_acls.apply_acls(bootstrap, credentials, bindings)
+    try:
+        sent = await kafka_acls.apply_acls(bootstrap, credentials, bindings)
+    except KafkaError as exc:
+        print(f"error: cannot apply the ACLs at {bootstrap}: {exc}", file=sys.stderr)
+        return 1
     who = credentials.username or "an anonymous client"
     print(f"applied {sent} ACL binding(s) at {bootstrap} as {who}")
     return 0
