@@ -322,9 +322,15 @@ def test_compose_dependencies_exist_and_can_become_healthy() -> None:
     for name, service in services.items():
         for target, how in service.get("depends_on", {}).items():
             assert target in services, f"{name} depends on unknown {target}"
-            assert how["condition"] in {"service_started", "service_healthy"}
+            assert how["condition"] in {
+                "service_started",
+                "service_healthy",
+                "service_completed_successfully",
+            }
             if how["condition"] == "service_healthy":
                 assert "healthcheck" in services[target], f"{target} has no healthcheck"
+            if how["condition"] == "service_completed_successfully":
+                assert services[target].get("restart") in {None, "no", "on-failure"}, target
 
 
 def test_compose_urls_name_services_started_before() -> None:
@@ -351,6 +357,75 @@ def test_compose_requires_the_service_credential_for_every_service() -> None:
         match = REQUIRED.fullmatch(value)
         assert match is not None, f"{name}: {TOKEN} must be `${{{TOKEN}:?...}}`, not {value!r}"
         assert match.group(1) == TOKEN, f"{name}: {value}"
+
+
+# --- the broker: SASL/SCRAM, one principal per service, ACLs ------------------------------
+
+BROKER_USERS = ("admin", *DEFAULT_SERVICES)
+
+
+def sasl_password_variable(value: object) -> str | None:
+    """The required Compose variable a value is (`${VAR:?...}`), else None."""
+    match = REQUIRED.fullmatch(str(value))
+    return match.group(1) if match else None
+
+
+def test_compose_gives_each_service_its_own_broker_principal() -> None:
+    variables = set()
+    for name, service in weir_services():
+        env = compose_env(service)
+        assert env["KAFKA_SECURITY_PROTOCOL"] == "SASL_PLAINTEXT", name
+        assert env["KAFKA_SASL_MECHANISM"] == "SCRAM-SHA-512", name
+        assert env["KAFKA_SASL_USERNAME"] == name
+        variable = sasl_password_variable(service["environment"]["KAFKA_SASL_PASSWORD"])
+        assert variable == f"KAFKA_PASSWORD_{name.upper()}", name
+        variables.add(variable)
+    assert len(variables) == len(DEFAULT_SERVICES)
+
+
+def test_compose_broker_wants_scram_and_authorizes() -> None:
+    kafka = compose()["services"]["kafka"]
+    env = {k: interpolate(v) for k, v in kafka["environment"].items()}
+    protocols = dict(p.split(":") for p in env["KAFKA_LISTENER_SECURITY_PROTOCOL_MAP"].split(","))
+    for listener in env["KAFKA_ADVERTISED_LISTENERS"].split(","):
+        assert protocols[listener.split("://")[0]] == "SASL_PLAINTEXT", listener
+    for listener in env["KAFKA_LISTENERS"].split(","):
+        name, address = listener.split("://")
+        if protocols[name] == "PLAINTEXT":  # only the controller, and only on loopback
+            assert name == env["KAFKA_CONTROLLER_LISTENER_NAMES"]
+            assert address.startswith("127.0.0.1:"), listener
+    assert env["KAFKA_SASL_ENABLED_MECHANISMS"] == "SCRAM-SHA-512"
+    assert env["KAFKA_SASL_MECHANISM_INTER_BROKER_PROTOCOL"] == "SCRAM-SHA-512"
+    assert protocols[env["KAFKA_INTER_BROKER_LISTENER_NAME"]] == "SASL_PLAINTEXT"
+    assert env["KAFKA_AUTHORIZER_CLASS_NAME"].endswith(".StandardAuthorizer")
+    assert "User:admin" in env["KAFKA_SUPER_USERS"].split(";")
+    assert env["KAFKA_ALLOW_EVERYONE_IF_NO_ACL_FOUND"] == "false"
+    # every principal's SCRAM user is made at format time, its password a required variable
+    script = kafka["command"][-1]
+    assert "kafka-storage.sh format" in script
+    assert "--add-scram" in script
+    assert "exec /etc/kafka/docker/run" in script
+    assert f"for name in {' '.join(BROKER_USERS)}; do" in script
+    for user in BROKER_USERS:
+        variable = sasl_password_variable(kafka["environment"][f"SCRAM_PASSWORD_{user.upper()}"])
+        assert variable == f"KAFKA_PASSWORD_{user.upper()}", user
+    assert "--command-config" in kafka["healthcheck"]["test"][-1]
+
+
+def test_compose_applies_the_acls_before_any_service_starts() -> None:
+    services = compose()["services"]
+    acls = services["kafka-acls"]
+    assert acls["command"] == ["python", "-m", "weir_deploy", "kafka-acls"]
+    assert module_runs(acls["command"][:3])
+    env = compose_env(acls)
+    assert env["KAFKA_SASL_USERNAME"] == "admin"
+    assert sasl_password_variable(acls["environment"]["KAFKA_SASL_PASSWORD"]) == (
+        "KAFKA_PASSWORD_ADMIN"
+    )
+    assert acls["depends_on"]["kafka"]["condition"] == "service_healthy"
+    for name, service in weir_services():
+        how = service["depends_on"]["kafka-acls"]["condition"]
+        assert how == "service_completed_successfully", name
 
 
 def test_compose_gateway_reaches_the_harness() -> None:
@@ -535,6 +610,43 @@ def test_k8s_gives_every_service_the_credential_from_the_secret() -> None:
         ref = item["valueFrom"]["secretKeyRef"]
         assert (ref["name"], ref["key"]) == ("weir-secrets", TOKEN), name
         assert not ref.get("optional", False), f"{name}: {TOKEN} must not be optional"
+
+
+def test_k8s_gives_each_service_its_own_broker_principal() -> None:
+    secret = k8s_data("Secret", "weir-secrets")
+    keys = set()
+    for name in DEFAULT_SERVICES:
+        container = only_container(name)
+        env = container_env(container)
+        assert env["KAFKA_SECURITY_PROTOCOL"] == "SASL_PLAINTEXT", name
+        assert env["KAFKA_SASL_USERNAME"] == name
+        (item,) = [i for i in container["env"] if i["name"] == "KAFKA_SASL_PASSWORD"]
+        ref = item["valueFrom"]["secretKeyRef"]
+        assert (ref["name"], ref["key"]) == ("weir-secrets", f"KAFKA_PASSWORD_{name.upper()}")
+        assert not ref.get("optional", False), name
+        assert ref["key"] in secret, f"secret.example.yaml lacks {ref['key']}"
+        keys.add(ref["key"])
+    assert len(keys) == len(DEFAULT_SERVICES)
+
+
+def test_k8s_job_makes_the_users_and_applies_the_acls_as_admin() -> None:
+    job = k8s_named("Job")["weir-kafka-acls"]["spec"]["template"]["spec"]
+    (users,) = job["initContainers"]
+    script = users["command"][-1]
+    assert "kafka-configs.sh" in script
+    assert f"for name in {' '.join(DEFAULT_SERVICES)}; do" in script
+    assert "SCRAM-SHA-512=[password=" in script
+    passwords = {i["name"]: i["valueFrom"]["secretKeyRef"]["key"] for i in users["env"]
+                 if "secretKeyRef" in i.get("valueFrom", {})}  # fmt: skip
+    assert passwords == {f"KAFKA_PASSWORD_{u.upper()}": f"KAFKA_PASSWORD_{u.upper()}"
+                         for u in BROKER_USERS}  # fmt: skip
+    (acls,) = job["containers"]
+    assert acls["command"] == ["python", "-m", "weir_deploy", "kafka-acls"]
+    assert module_runs(acls["command"][:3])
+    env = container_env(acls)
+    assert env["KAFKA_SASL_USERNAME"] == "admin"
+    assert env["KAFKA_SASL_PASSWORD"] == k8s_data("Secret", "weir-secrets")["KAFKA_PASSWORD_ADMIN"]
+    assert env["KAFKA_SECURITY_PROTOCOL"] == "SASL_PLAINTEXT"
 
 
 def test_k8s_gateway_believes_only_bearer_tokens() -> None:

@@ -1,4 +1,4 @@
-"""CLI: ``python -m weir_deploy {up,run,fetch,doctor,dlq}``."""
+"""CLI: ``python -m weir_deploy {up,run,fetch,doctor,dlq,kafka-acls}``."""
 
 from __future__ import annotations
 
@@ -12,8 +12,11 @@ import sys
 from collections.abc import Awaitable, Callable
 
 import structlog
+from aiokafka.errors import KafkaError
 
-from . import dlq
+from weir_common.bus import KafkaCredentials
+
+from . import dlq, kafka_acls
 from .base import EngineStartError, default_data_dir
 from .es_dist import ensure_distribution
 from .kafka import find_java, find_tansu
@@ -118,6 +121,24 @@ async def _dlq(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _kafka_acls(args: argparse.Namespace) -> int:
+    bindings = kafka_acls.acl_bindings(args.prefix)
+    if args.dry_run:
+        for binding in bindings:
+            print(binding)
+        return 0
+    bootstrap = args.bootstrap or dlq.bootstrap_servers()
+    credentials = KafkaCredentials.from_env()
+    try:
+        sent = await kafka_acls.apply_acls(bootstrap, credentials, bindings)
+    except KafkaError as exc:
+        print(f"error: cannot apply the ACLs at {bootstrap}: {exc}", file=sys.stderr)
+        return 1
+    who = credentials.username or "an anonymous client"
+    print(f"applied {sent} ACL binding(s) at {bootstrap} as {who}")
+    return 0
+
+
 def _doctor() -> int:
     checks = {
         "java (17+)": find_java(),
@@ -156,6 +177,15 @@ def _parser() -> argparse.ArgumentParser:
     dlq_cmd.add_argument("action", choices=("list", "replay"))
     dlq_cmd.add_argument("topic", nargs="?", help="a topic or its .dlq (replay needs one)")
     dlq_cmd.add_argument("--limit", type=int, default=None, help="at most this many events")
+    acls = sub.add_parser(
+        "kafka-acls",
+        help="apply the services' ACLs (weir_common.ownership) as the operator's principal "
+        "in KAFKA_SECURITY_PROTOCOL / KAFKA_SASL_USERNAME / KAFKA_SASL_PASSWORD",
+    )
+    acls.add_argument("--bootstrap", default=None, help="default: KAFKA_BOOTSTRAP_SERVERS")
+    prefix = os.environ.get("TOPIC_PREFIX", "weir.")
+    acls.add_argument("--prefix", default=prefix, help="the topics' prefix (TOPIC_PREFIX)")
+    acls.add_argument("--dry-run", action="store_true", help="print the bindings, apply none")
     return parser
 
 
@@ -165,7 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     _configure_logging(args.verbose)
     if args.command == "doctor":
         return _doctor()
-    commands = {"up": _up, "run": _run, "fetch": _fetch, "dlq": _dlq}
+    commands = {
+        "up": _up, "run": _run, "fetch": _fetch, "dlq": _dlq, "kafka-acls": _kafka_acls,
+    }  # fmt: skip
     command = commands[args.command]
     try:
         return asyncio.run(_until_signal(lambda: command(args)))

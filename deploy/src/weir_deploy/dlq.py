@@ -6,6 +6,10 @@ topic: each event's offset, key, reason, error, origin and time).
 `TOPIC.dlq`) to the topic they came from, with their key and headers (less the `x-dlq-*`
 ones). How far it replayed is committed as the offset of the consumer group
 `weir.dlq.replay`, so a second replay sends only newer ones.
+
+Against a broker that wants SASL the tool authenticates as the principal in
+`KAFKA_SECURITY_PROTOCOL`, `KAFKA_SASL_USERNAME` and `KAFKA_SASL_PASSWORD` (an operator's
+one: replaying writes to any topic).
 """
 
 from __future__ import annotations
@@ -14,9 +18,12 @@ import asyncio
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
+
+from weir_common.bus import KafkaCredentials
 
 from .base import default_data_dir
 
@@ -37,6 +44,11 @@ def bootstrap_servers(data_dir: Path | None = None) -> str:
             if key == "KAFKA_BOOTSTRAP_SERVERS" and value:
                 return value
     return DEFAULT_BOOTSTRAP
+
+
+def _auth() -> dict[str, Any]:
+    """aiokafka keyword arguments for the operator's credentials in the environment."""
+    return KafkaCredentials.from_env().aiokafka()
 
 
 def dead_letter_topic(topic: str) -> str:
@@ -89,7 +101,7 @@ def _parked(record: ConsumerRecord[bytes, bytes]) -> Parked:
 
 async def _partitions(bootstrap: str, names: list[str] | None = None) -> list[TopicPartition]:
     """Every partition of `names` (None: of every dead-letter topic)."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, client_id="weir-dlq")
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, client_id="weir-dlq", **_auth())
     await admin.start()
     try:
         if names is None:
@@ -107,7 +119,7 @@ async def _partitions(bootstrap: str, names: list[str] | None = None) -> list[To
 async def counts(bootstrap: str) -> dict[str, int]:
     """Events held per dead-letter topic (those with none are left out)."""
     every = await _partitions(bootstrap)
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, **_auth())
     await consumer.start()
     try:
         held: dict[str, int] = {}
@@ -144,7 +156,10 @@ async def parked(bootstrap: str, topic: str, limit: int | None = None) -> list[P
     """The events parked in the dead-letter topic of `topic`, oldest first."""
     name = dead_letter_topic(topic)
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest"
+        bootstrap_servers=bootstrap,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        **_auth(),
     )
     await consumer.start()
     try:
@@ -161,8 +176,9 @@ async def replay(bootstrap: str, topic: str, limit: int | None = None) -> int:
         group_id=REPLAY_GROUP,
         enable_auto_commit=False,
         auto_offset_reset="earliest",
+        **_auth(),
     )
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", **_auth())
     await consumer.start()
     await producer.start()
     try:

@@ -7,11 +7,17 @@ import os
 import shutil
 import time
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import structlog
+from pydantic import SecretStr
+
+from weir_common.bus import KafkaCredentials, client_options
 
 from .base import Engine, EngineStartError, ensure_port_free, free_port, tcp_open
+from .kafka_acls import scram_format_args
 from .kafka_jars import ensure_classpath
 from .process import ManagedProcess, run_tool
 
@@ -33,11 +39,18 @@ logger.apache.level = WARN
 """
 
 
-async def check_bootstrap(bootstrap: str) -> None:
+#: the operator's principal of a SASL broker: a super user, who applies the ACLs
+ADMIN = "admin"
+SCRAM = "SCRAM-SHA-512"
+
+
+async def check_bootstrap(bootstrap: str, credentials: KafkaCredentials | None = None) -> None:
     """Raise unless a producer can bootstrap and fetch cluster metadata."""
     from aiokafka import AIOKafkaProducer  # noqa: PLC0415
 
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, request_timeout_ms=5000)
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap, request_timeout_ms=5000, **client_options(credentials)
+    )
     try:
         await producer.start()
         brokers = producer.client.cluster.brokers()
@@ -79,11 +92,12 @@ class _LocalKafka:
         self.bootstrap = f"127.0.0.1:{port}"
         self._proc: ManagedProcess | None = None
         self.startup_seconds: float | None = None
+        self.admin: KafkaCredentials | None = None
 
     async def _health(self) -> None:
         if not await tcp_open(self.port):
             raise ConnectionError(f"port {self.port} not open yet")
-        await check_bootstrap(self.bootstrap)
+        await check_bootstrap(self.bootstrap, self.admin)
 
     async def _run(self, argv: list[str], began: float, grace: float) -> None:
         self._proc = ManagedProcess(self.name, argv, self.data_dir / "logs", grace=grace)
@@ -117,17 +131,64 @@ def new_cluster_id() -> str:
 
 
 class ApacheKafka(_LocalKafka):
-    """Single-node KRaft broker+controller from the Maven Central jars."""
+    """Single-node KRaft broker+controller from the Maven Central jars.
 
-    def __init__(self, data_dir: Path, port: int, controller_port: int | None = None) -> None:
+    Plain on loopback by default (`make run`). With `sasl_users` (name to password, with
+    `admin` among them) clients must authenticate with SCRAM-SHA-512 on a SASL_PLAINTEXT
+    listener, the users are created when the storage is formatted, and Kafka's
+    StandardAuthorizer allows only what ACLs allow (`admin` is a super user). The controller
+    listener stays PLAINTEXT on loopback: the broker reaches it as `User:ANONYMOUS`, which
+    must be a super user for KRaft, and nothing outside this host can connect to it.
+    """
+
+    def __init__(
+        self,
+        data_dir: Path,
+        port: int,
+        controller_port: int | None = None,
+        *,
+        sasl_users: Mapping[str, str] | None = None,
+    ) -> None:
         super().__init__(data_dir, port)
         self.controller_port = controller_port or free_port()
         self.partitions = int(os.environ.get("WEIR_KAFKA_PARTITIONS", "3"))
         self.work = data_dir / "kafka" / f"apache-{port}-{self.controller_port}"
+        self.sasl_users = dict(sasl_users or {})
+        if self.sasl_users:
+            if ADMIN not in self.sasl_users:
+                raise ValueError(f"sasl_users needs the super user {ADMIN!r}")
+            self.admin = self.credentials(ADMIN)
+
+    def credentials(self, user: str) -> KafkaCredentials:
+        """The client credentials of one of `sasl_users`."""
+        return KafkaCredentials("SASL_PLAINTEXT", SCRAM, user, SecretStr(self.sasl_users[user]))
+
+    def _sasl_properties(self) -> dict[str, str]:
+        """The listener, mechanism and authorizer settings of the SASL mode."""
+        jaas = (
+            "org.apache.kafka.common.security.scram.ScramLoginModule required "
+            f'username="{ADMIN}" password="{self.sasl_users[ADMIN]}";'
+        )
+        return {
+            "listeners": (
+                f"SASL_PLAINTEXT://127.0.0.1:{self.port},"
+                f"CONTROLLER://127.0.0.1:{self.controller_port}"
+            ),
+            "advertised.listeners": f"SASL_PLAINTEXT://127.0.0.1:{self.port}",
+            "inter.broker.listener.name": "SASL_PLAINTEXT",
+            "listener.security.protocol.map": "SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "sasl.enabled.mechanisms": SCRAM,
+            "sasl.mechanism.inter.broker.protocol": SCRAM,
+            f"listener.name.sasl_plaintext.{SCRAM.lower()}.sasl.jaas.config": jaas,
+            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "super.users": f"User:{ADMIN};User:ANONYMOUS",
+            "allow.everyone.if.no.acl.found": "false",
+            "auto.create.topics.enable": "false",
+        }
 
     def _properties(self) -> str:
         cport = self.controller_port
-        props = {
+        props: dict[str, Any] = {
             "process.roles": "broker,controller",
             "node.id": "1",
             "controller.quorum.bootstrap.servers": f"127.0.0.1:{cport}",
@@ -151,6 +212,8 @@ class ApacheKafka(_LocalKafka):
             "num.io.threads": "2",
             "log.flush.interval.ms": "60000",
         }
+        if self.sasl_users:
+            props |= self._sasl_properties()
         return "".join(f"{key}={value}\n" for key, value in props.items())
 
     async def start(self) -> None:
@@ -172,7 +235,8 @@ class ApacheKafka(_LocalKafka):
         if not (self.work / "logs" / "meta.properties").exists():
             cluster_id = new_cluster_id()
             fmt = [*jvm, "kafka.tools.StorageTool", "format", "-t", cluster_id,
-                   "-c", str(config), "--standalone", "--ignore-formatted"]  # fmt: skip
+                   "-c", str(config), "--standalone", "--ignore-formatted",
+                   *scram_format_args(self.sasl_users, SCRAM)]  # fmt: skip
             await run_tool(self.name, fmt, self.data_dir / "logs" / "kafka.log", max_wait=120)
         await self._run([*jvm, "kafka.Kafka", str(config)], began, grace=20.0)
 

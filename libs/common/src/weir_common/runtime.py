@@ -18,7 +18,7 @@ import uvicorn
 from fastapi import FastAPI
 from faststream.kafka import KafkaBroker
 
-from weir_common.bus import ensure_topics, wait_until_assigned
+from weir_common.bus import KafkaCredentials, client_options, ensure_topics, wait_until_assigned
 from weir_common.settings import WeirSettings
 
 log = structlog.get_logger(__name__)
@@ -31,11 +31,14 @@ class EngineUnavailableError(RuntimeError):
     """An engine the service needs did not answer at start-up."""
 
 
-async def kafka_check(bootstrap: str) -> None:
-    """Fail unless a Kafka broker answers metadata requests at `bootstrap`."""
+async def kafka_check(bootstrap: str, credentials: KafkaCredentials | None = None) -> None:
+    """Fail unless a Kafka broker answers metadata requests at `bootstrap` (and, with SASL,
+    accepts `credentials`)."""
     from aiokafka.admin import AIOKafkaAdminClient  # noqa: PLC0415
 
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000)
+    admin = AIOKafkaAdminClient(
+        bootstrap_servers=bootstrap, request_timeout_ms=5000, **client_options(credentials)
+    )
     try:
         await asyncio.wait_for(admin.start(), timeout=10)
     finally:
@@ -76,6 +79,7 @@ def service_app(
             settings.topic_partitions,
             replication_factor=settings.topic_replication_factor,
             min_insync_replicas=settings.topic_min_insync_replicas,
+            credentials=KafkaCredentials.of(settings),
         )
         for hook in on_startup:
             await hook()

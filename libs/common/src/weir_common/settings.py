@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, SecretStr
 from pydantic.fields import FieldInfo
@@ -60,6 +60,17 @@ class WeirSettings(BaseSettings):
         default=None, description="`min.insync.replicas` of created topics (None: the broker's)."
     )
     kafka_fetch_max_wait_ms: int = 500
+    kafka_security_protocol: Literal["PLAINTEXT", "SASL_PLAINTEXT", "SASL_SSL"] = Field(
+        default="PLAINTEXT",
+        description="How clients reach the broker (compose and k8s: SASL_PLAINTEXT).",
+    )
+    kafka_sasl_mechanism: Literal["SCRAM-SHA-512", "SCRAM-SHA-256"] = "SCRAM-SHA-512"
+    kafka_sasl_username: str = Field(
+        default="", description="This service's principal on the broker (its own name)."
+    )
+    kafka_sasl_password: SecretStr = Field(
+        default=SecretStr(""), description="The SCRAM password of `kafka_sasl_username`."
+    )
     service_host: str = "127.0.0.1"
     service_port: int = 0
     otel_exporter_otlp_endpoint: str | None = None

@@ -7,7 +7,7 @@ import asyncio
 import structlog
 from fastapi import FastAPI, WebSocket, status
 
-from weir_common.bus import make_broker, subscriber_options
+from weir_common.bus import KafkaCredentials, make_broker, subscriber_options
 from weir_common.logs import setup_logging
 from weir_common.objects import LocalObjectStore
 from weir_common.runtime import service_app
@@ -39,7 +39,12 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     auth = Authenticator(settings, tickets)  # refuses settings that cannot verify anyone
     quotas = Quotas(settings)
     provider = setup_tracing("gateway", settings.otel_exporter_otlp_endpoint)
-    broker = make_broker(settings.kafka_bootstrap_servers, "gateway", provider)
+    broker = make_broker(
+        settings.kafka_bootstrap_servers,
+        "gateway",
+        provider,
+        credentials=KafkaCredentials.of(settings),
+    )
     hub = ReplyHub()
     reply_topic = settings.topics.reply(f"gateway.{settings.instance_id}")
     options = subscriber_options(

@@ -16,7 +16,7 @@ from faststream.kafka import KafkaBroker
 from opentelemetry import trace
 from pydantic import ValidationError
 
-from weir_common.bus import publish
+from weir_common.bus import KafkaCredentials, publish
 from weir_common.events import ChatRequested, Reply, new_id
 from weir_gateway.auth import Principal
 from weir_gateway.frames import CLIENT_FRAME, CLIENT_FRAME_TYPES, ChatFrame, ResumeFrame
@@ -194,7 +194,8 @@ class ChatConnection:
 
     async def _tail(self, bootstrap: str, source: ReplySource, run_id: str) -> None:
         try:
-            await tail_run(bootstrap, source, run_id, self._hub)
+            credentials = KafkaCredentials.of(self._settings)
+            await tail_run(bootstrap, source, run_id, self._hub, credentials)
         except Exception as exc:  # the record's final frame still ends the run
             log.warning("resume.tail_failed", run_id=run_id, error=f"{type(exc).__name__}: {exc}")
 

@@ -19,6 +19,7 @@ import structlog
 from aiokafka import AIOKafkaConsumer
 from pydantic import ValidationError
 
+from weir_common.bus import KafkaCredentials, client_options
 from weir_common.events import REPLY_ADAPTER, Reply
 from weir_gateway.service import ReplyHub
 
@@ -36,11 +37,21 @@ class ReplySource:
     since: datetime
 
 
-async def tail_run(bootstrap: str, source: ReplySource, run_id: str, hub: ReplyHub) -> None:
+async def tail_run(
+    bootstrap: str,
+    source: ReplySource,
+    run_id: str,
+    hub: ReplyHub,
+    credentials: KafkaCredentials | None = None,
+) -> None:
     """Hand the replies of `run_id` on `source.topic`, from `source.since` on, to `hub`
-    until the hub no longer follows the run (it ended, or its connection closed)."""
+    until the hub no longer follows the run (it ended, or its connection closed); the
+    gateway's own `credentials` when the broker wants SASL."""
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False
+        bootstrap_servers=bootstrap,
+        group_id=None,
+        enable_auto_commit=False,
+        **client_options(credentials),
     )
     await consumer.start()
     try:

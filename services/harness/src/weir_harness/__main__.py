@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from weir_common.bus import KafkaCredentials
 from weir_common.engines import ping_postgres, redact
 from weir_common.runtime import kafka_check, serve
 from weir_harness.app import create_app
@@ -16,7 +17,7 @@ def main() -> None:
         settings,
         {
             f"Kafka at {settings.kafka_bootstrap_servers}": lambda: kafka_check(
-                settings.kafka_bootstrap_servers
+                settings.kafka_bootstrap_servers, KafkaCredentials.of(settings)
             ),
             f"PostgreSQL at {redact(settings.database_url)}": lambda: ping_postgres(
                 settings.database_url

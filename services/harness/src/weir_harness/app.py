@@ -8,7 +8,7 @@ import contextlib
 import structlog
 from fastapi import FastAPI
 
-from weir_common.bus import make_broker, subscriber_options
+from weir_common.bus import KafkaCredentials, make_broker, subscriber_options
 from weir_common.events import new_id
 from weir_common.logs import setup_logging
 from weir_common.runtime import service_app
@@ -27,7 +27,12 @@ def create_app(settings: HarnessSettings) -> FastAPI:
     """The harness process: consumes requests and results, owns every run."""
     setup_logging("harness", settings.log_level, settings.log_json)
     provider = setup_tracing("harness", settings.otel_exporter_otlp_endpoint)
-    broker = make_broker(settings.kafka_bootstrap_servers, "harness", provider)
+    broker = make_broker(
+        settings.kafka_bootstrap_servers,
+        "harness",
+        provider,
+        credentials=KafkaCredentials.of(settings),
+    )
     repo = RunRepository(settings.database_url, settings.topics.prefix)
     topics = settings.topics
     relay = OutboxRelay(settings.database_url, broker, topics, _relay_policy(settings))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from weir_common.bus import KafkaCredentials
 from weir_common.engines import ping_milvus, ping_postgres, ping_redis, redact
 from weir_common.runtime import Check, kafka_check, serve
 
@@ -15,7 +16,7 @@ def engine_checks(settings: MemorySettings) -> dict[str, Check]:
     dsn, milvus_uri = settings.database_url, settings.milvus_uri
 
     async def kafka() -> None:
-        await kafka_check(bootstrap)
+        await kafka_check(bootstrap, KafkaCredentials.of(settings))
 
     async def redis() -> None:
         await ping_redis(redis_url)

@@ -9,7 +9,7 @@ import structlog
 from fastapi import FastAPI
 from faststream.kafka import KafkaBroker
 
-from weir_common.bus import command_subscriber_options, make_broker, publish
+from weir_common.bus import KafkaCredentials, command_subscriber_options, make_broker, publish
 from weir_common.events import MemoryContextRequested, TurnCompleted
 from weir_common.logs import setup_logging
 from weir_common.runtime import service_app
@@ -102,7 +102,12 @@ def create_app(
     """The memory service as an ASGI app; `wiring` overrides the store the settings name."""
     setup_logging("memory", settings.log_level, settings.log_json)
     provider = setup_tracing("memory", settings.otel_exporter_otlp_endpoint)
-    broker = make_broker(settings.kafka_bootstrap_servers, "memory", provider)
+    broker = make_broker(
+        settings.kafka_bootstrap_servers,
+        "memory",
+        provider,
+        credentials=KafkaCredentials.of(settings),
+    )
     wiring = wiring or make_store(settings)
     flash = make_flash(settings)
     memory = MemoryService(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from weir_common.bus import KafkaCredentials
 from weir_common.engines import ping_milvus, ping_postgres, redact
 from weir_common.runtime import kafka_check, serve
 from weir_rag.app import create_app
@@ -12,11 +13,12 @@ def main() -> None:
     """Check the engines, then serve."""
     settings = RagSettings()
     bootstrap = settings.kafka_bootstrap_servers
+    credentials = KafkaCredentials.of(settings)
     serve(
         create_app(settings),
         settings,
         {
-            f"Kafka at {bootstrap}": lambda: kafka_check(bootstrap),
+            f"Kafka at {bootstrap}": lambda: kafka_check(bootstrap, credentials),
             f"PostgreSQL at {redact(settings.database_url)}": lambda: ping_postgres(
                 settings.database_url
             ),

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from weir_common.bus import command_subscriber_options, make_broker, subscriber_options
+from weir_common.bus import (
+    KafkaCredentials,
+    command_subscriber_options,
+    make_broker,
+    subscriber_options,
+)
 from weir_common.embeddings import make_embedder
 from weir_common.llm import LLMSettings, make_llm_client
 from weir_common.logs import setup_logging
@@ -25,7 +30,12 @@ def create_app(settings: RagSettings) -> FastAPI:
     """The rag process: ingests documents and answers retrieval steps."""
     setup_logging("rag", settings.log_level, settings.log_json)
     provider = setup_tracing("rag", settings.otel_exporter_otlp_endpoint)
-    broker = make_broker(settings.kafka_bootstrap_servers, "rag", provider)
+    broker = make_broker(
+        settings.kafka_bootstrap_servers,
+        "rag",
+        provider,
+        credentials=KafkaCredentials.of(settings),
+    )
     embedder = make_embedder()
     indexes = IndexSettings(milvus_uri=settings.milvus_uri, es_url=settings.es_url,
                             data_dir=settings.data_dir)  # fmt: skip

@@ -23,6 +23,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from tqdm import tqdm
 
 from weir_common.bus import (
+    KafkaCredentials,
     ensure_topics,
     make_broker,
     publish,
@@ -109,9 +110,12 @@ async def run(job: Job, settings: BatchSettings, timeout_s: float) -> int:
         return 0
     topics = settings.topics
     reply = topics.reply(f"batch.{job.job_id}.{new_id()[:8]}")  # this run's outcomes only
-    await ensure_topics(settings.kafka_bootstrap_servers, [reply], 1)
+    credentials = KafkaCredentials.of(settings)
+    await ensure_topics(settings.kafka_bootstrap_servers, [reply], 1, credentials=credentials)
     outcomes: asyncio.Queue[IngestCompleted | IngestFailed] = asyncio.Queue()
-    broker = make_broker(settings.kafka_bootstrap_servers, "batch", TracerProvider())
+    broker = make_broker(
+        settings.kafka_bootstrap_servers, "batch", TracerProvider(), credentials=credentials
+    )
 
     async def on_outcome(event: IngestCompleted | IngestFailed) -> None:
         await outcomes.put(event)

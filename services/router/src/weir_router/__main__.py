@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from weir_common.bus import KafkaCredentials
 from weir_common.runtime import kafka_check, serve
 from weir_router.app import create_app
 from weir_router.settings import RouterSettings
@@ -11,7 +12,9 @@ def main() -> None:
     """Check the broker, then serve."""
     settings = RouterSettings()
     bootstrap = settings.kafka_bootstrap_servers
-    serve(create_app(settings), settings, {f"Kafka at {bootstrap}": lambda: kafka_check(bootstrap)})
+    credentials = KafkaCredentials.of(settings)
+    checks = {f"Kafka at {bootstrap}": lambda: kafka_check(bootstrap, credentials)}
+    serve(create_app(settings), settings, checks)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,12 @@ import asyncio
 
 from fastapi import FastAPI
 
-from weir_common.bus import command_subscriber_options, make_broker, subscriber_options
+from weir_common.bus import (
+    KafkaCredentials,
+    command_subscriber_options,
+    make_broker,
+    subscriber_options,
+)
 from weir_common.embeddings import make_embedder
 from weir_common.events import new_id
 from weir_common.llm import LLMSettings, make_llm_client
@@ -27,7 +32,12 @@ def create_app(settings: RouterSettings, llm_settings: LLMSettings | None = None
     """The router process: routes requests and generates answers."""
     setup_logging("router", settings.log_level, settings.log_json)
     provider = setup_tracing("router", settings.otel_exporter_otlp_endpoint)
-    broker = make_broker(settings.kafka_bootstrap_servers, "router", provider)
+    broker = make_broker(
+        settings.kafka_bootstrap_servers,
+        "router",
+        provider,
+        credentials=KafkaCredentials.of(settings),
+    )
     llm = make_llm_client(llm_settings or LLMSettings())
     shortlister = Shortlister(make_embedder, max_tools=settings.planner_max_tools)
     planner: Planner = (

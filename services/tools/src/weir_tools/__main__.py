@@ -6,6 +6,7 @@ service starts anyway.
 
 from __future__ import annotations
 
+from weir_common.bus import KafkaCredentials
 from weir_common.engines import redact, redis_client
 from weir_common.runtime import Check, kafka_check, serve
 
@@ -19,7 +20,7 @@ def engine_checks(settings: ToolsSettings) -> dict[str, Check]:
     bootstrap, redis_url = settings.kafka_bootstrap_servers, settings.redis_url
 
     async def kafka() -> None:
-        await kafka_check(bootstrap)
+        await kafka_check(bootstrap, KafkaCredentials.of(settings))
 
     checks: dict[str, Check] = {f"Kafka at {bootstrap}": kafka}
     if redis_url is not None:

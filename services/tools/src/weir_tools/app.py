@@ -10,7 +10,7 @@ import httpx
 from fastapi import APIRouter, FastAPI, HTTPException
 from faststream.kafka import KafkaBroker
 
-from weir_common.bus import command_subscriber_options, make_broker, publish
+from weir_common.bus import KafkaCredentials, command_subscriber_options, make_broker, publish
 from weir_common.engines import redis_client
 from weir_common.events import ToolsCallRequested
 from weir_common.logs import setup_logging
@@ -126,7 +126,12 @@ def create_app(settings: ToolsSettings) -> FastAPI:
     """The tools service as an ASGI app."""
     setup_logging("tools", settings.log_level, settings.log_json)
     provider = setup_tracing("tools", settings.otel_exporter_otlp_endpoint)
-    broker = make_broker(settings.kafka_bootstrap_servers, "tools", provider)
+    broker = make_broker(
+        settings.kafka_bootstrap_servers,
+        "tools",
+        provider,
+        credentials=KafkaCredentials.of(settings),
+    )
     publisher = CatalogPublisher(broker, settings.topics)
     wiring = make_service(settings, on_change=publisher.changed)
     service = wiring.service

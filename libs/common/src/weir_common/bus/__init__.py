@@ -9,14 +9,17 @@ from weir_common.bus.broker import (
     subscriber_options,
     wait_until_assigned,
 )
+from weir_common.bus.credentials import KafkaCredentials, client_options
 from weir_common.bus.deadletter import DeadLetters, RetryPolicy
 from weir_common.bus.idempotency import Deduper, MemoryDeduper
 
 __all__ = [
     "DeadLetters",
     "Deduper",
+    "KafkaCredentials",
     "MemoryDeduper",
     "RetryPolicy",
+    "client_options",
     "command_subscriber_options",
     "ensure_topics",
     "key_of",

@@ -13,6 +13,7 @@ from faststream.kafka.opentelemetry import KafkaTelemetryMiddleware
 from faststream.middlewares import AckPolicy
 from opentelemetry.sdk.trace import TracerProvider
 
+from weir_common.bus.credentials import KafkaCredentials, client_options
 from weir_common.bus.deadletter import DeadLetters, RetryPolicy
 from weir_common.events import ChatRequested, Event
 from weir_common.topics import Topics
@@ -23,11 +24,15 @@ def make_broker(
     service: str,
     tracer_provider: TracerProvider,
     retry: RetryPolicy | None = None,
+    *,
+    credentials: KafkaCredentials | None = None,
 ) -> KafkaBroker:
     """A KafkaBroker with trace context on every hop, transient handler failures retried in
-    place and poison events sent to `.dlq`."""
+    place and poison events sent to `.dlq`; `credentials` name the service's principal
+    when the broker wants SASL."""
     broker = KafkaBroker(
         bootstrap,
+        security=credentials.faststream() if credentials is not None else None,
         client_id=f"weir-{service}",
         middlewares=[KafkaTelemetryMiddleware(tracer_provider=tracer_provider)],
         # the zero-setup broker rejects InitProducerId, and dedupe happens in handlers anyway
@@ -100,6 +105,7 @@ async def ensure_topics(
     *,
     replication_factor: int = 1,
     min_insync_replicas: int | None = None,
+    credentials: KafkaCredentials | None = None,
 ) -> None:
     """Create the topics that do not exist yet.
 
@@ -108,7 +114,9 @@ async def ensure_topics(
     means written to that many brokers.
     """
     configs = {"min.insync.replicas": str(min_insync_replicas)} if min_insync_replicas else {}
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, client_id="weir-admin")
+    admin = AIOKafkaAdminClient(
+        bootstrap_servers=bootstrap, client_id="weir-admin", **client_options(credentials)
+    )
     await admin.start()
     try:
         existing = set(await admin.list_topics())
