@@ -66,6 +66,24 @@ async def product(
         yield services
 
 
+def another_gateway(
+    product: Services, name: str, extra_env: dict[str, str], *, supervise: bool = False
+) -> Services:
+    """One more gateway of the same product (its own reply topic), with `extra_env` on top
+    of the product's settings; the identity settings too when `extra_env` names any."""
+    own_auth = any(k.startswith("AUTH_") for k in extra_env)
+    env = {k: v for k, v in product.base_env.items()
+           if k.isupper() and not (own_auth and k.startswith("AUTH_"))}  # fmt: skip
+    return Services(
+        env,
+        Path(tempfile.mkdtemp(prefix=f"weir-e2e-{name}-")),
+        names=["gateway"],
+        gateway_port=free_port(),
+        extra_env={"INSTANCE_ID": f"{name}-{new_id()[:6]}", **extra_env},
+        supervise=supervise,
+    )
+
+
 class ChatClient:
     """A WebSocket chat client that reads frames until a run ends."""
 

@@ -9,10 +9,8 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -21,10 +19,9 @@ import pytest
 import websockets
 
 from weir_common.events import new_id
-from weir_deploy.base import free_port
 from weir_deploy.services import Services
 
-from .conftest import ChatClient
+from .conftest import ChatClient, another_gateway
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 SECRET = "e2e-jwt-secret-that-is-long-enough-for-hs256"
@@ -44,20 +41,8 @@ def bearer(value: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 async def token_gateway(product: Services) -> AsyncIterator[Services]:
     """A second gateway of the same product, in `token` mode with JWTs."""
-    env = {k: v for k, v in product.base_env.items() if k.isupper() and not k.startswith("AUTH_")}
-    gateway = Services(
-        env,
-        Path(tempfile.mkdtemp(prefix="weir-e2e-token-")),
-        names=["gateway"],
-        gateway_port=free_port(),
-        extra_env={
-            "INSTANCE_ID": f"tok-{new_id()[:6]}",
-            "AUTH_MODE": "token",
-            "AUTH_JWT_SECRET": SECRET,
-            "AUTH_JWT_AUDIENCE": "weir",
-        },
-    )
-    async with gateway:
+    auth = {"AUTH_MODE": "token", "AUTH_JWT_SECRET": SECRET, "AUTH_JWT_AUDIENCE": "weir"}
+    async with another_gateway(product, "tok", auth) as gateway:
         yield gateway
 
 

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import json
 import secrets
-import tempfile
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -22,10 +20,10 @@ from tests.security.matrix import (
     token_env,
     token_gateway,
 )
-from weir_common.events import new_id
 from weir_common.testing.scripted_llm import ScriptedLLM
-from weir_deploy.base import free_port
 from weir_deploy.services import Services
+
+from .conftest import another_gateway
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 INTERNAL = ("harness", "memory", "rag", "tools")
@@ -36,19 +34,8 @@ STATIC = {STATIC_USER: f"st-{secrets.token_hex(16)}"}
 @pytest.fixture(scope="module")
 async def token_gateway_process(product: Services) -> AsyncIterator[Services]:
     """A second gateway of the same product, in `token` mode, with small limits."""
-    env = {k: v for k, v in product.base_env.items() if k.isupper() and not k.startswith("AUTH_")}
-    gateway = Services(
-        env,
-        Path(tempfile.mkdtemp(prefix="weir-e2e-isolation-")),
-        names=["gateway"],
-        gateway_port=free_port(),
-        extra_env={
-            "INSTANCE_ID": f"iso-{new_id()[:6]}",
-            **token_env(STATIC),
-            **SMALL_LIMITS.env(),
-        },
-    )
-    async with gateway:
+    extra = {**token_env(STATIC), **SMALL_LIMITS.env()}
+    async with another_gateway(product, "iso", extra) as gateway:
         yield gateway
 
 

@@ -7,8 +7,6 @@ import asyncio
 import json
 import os
 import signal
-import tempfile
-from pathlib import Path
 
 import httpx
 import pytest
@@ -17,10 +15,9 @@ import websockets
 from weir_common.events import new_id
 from weir_common.testing.script import ScriptRule
 from weir_common.testing.scripted_llm import ScriptedLLM
-from weir_deploy.base import free_port
 from weir_deploy.services import Services
 
-from .conftest import ChatClient
+from .conftest import ChatClient, another_gateway
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -109,14 +106,7 @@ async def test_a_run_is_resumed_on_a_new_socket_and_read_over_http(
 async def test_a_run_survives_its_gateway_being_killed(product: Services, llm: ScriptedLLM) -> None:
     """Chat on a second gateway, SIGKILL it mid-answer, resume on the first one."""
     llm.set_script([ScriptRule(match="tide", text=SLOW_ANSWER, token_delay_s=0.3)])
-    second = Services(
-        {k: v for k, v in product.base_env.items() if k.isupper()},
-        Path(tempfile.mkdtemp(prefix="weir-e2e-gw2-")),
-        names=["gateway"],
-        gateway_port=free_port(),
-        extra_env={"INSTANCE_ID": f"gw2-{new_id()[:6]}"},
-        supervise=True,
-    )
+    second = another_gateway(product, "gw2", {}, supervise=True)
     user = f"u-{new_id()[:6]}"
     async with second:
         ws, client = await _connect(second.url("gateway").replace("http", "ws") + "/ws/chat", user)

@@ -65,6 +65,3 @@ class Quotas:
                 f"{inflight} runs still open (at most {self._max_inflight}); wait for one",
                 1.0,
             )
-
-    async def close(self) -> None:
-        """Nothing to release for the limiter's own connections (closed with the process)."""
