@@ -59,6 +59,14 @@ async def test_a_pdf_uploaded_over_http_is_cited_in_the_answer(
     assert "(scotus-transcript-p1.pdf" in fenced
     assert "MERCER" in fenced.upper()
 
+    # the control bar's switch: the same question with the knowledge base off for this turn
+    frames = await chat.turn(QUESTION, knowledge=False)
+    assert not [f for f in frames if f["type"] == "step" and f["kind"] == "retrieval"]
+    assert frames[-1]["type"] == "done", frames[-1]
+    said = json.dumps(messages_for(llm, QUESTION), ensure_ascii=False)
+    assert "the user turned the knowledge base off" in said
+    assert "<evidence>" not in str(messages_for(llm, QUESTION)[-1]["content"])
+
     async with httpx.AsyncClient(base_url=product.url("gateway"), timeout=30) as http:
         listed = (
             await http.get("/api/knowledge/documents", headers={"X-User-Id": str(user)})

@@ -443,3 +443,34 @@ def test_stop_for_time_without_results_says_so() -> None:
 def test_planning_and_answering_are_the_model_turns() -> None:
     every = [FIRST_STEP, "route.requested", RETRIEVE, PLAN, CALL, GENERATE, "turn.completed"]
     assert [step for step in every if counts_as_model_turn(step)] == [PLAN, GENERATE]
+
+
+# --- the user's switches (the web UI's control bar) -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("route", "switches", "middle", "note"),
+    [
+        (Route.RAG, {"use_knowledge": False}, [], "the user turned the knowledge base off"),
+        (Route.RAG, {"use_tools": False}, [RETRIEVE], None),
+        (Route.REACT, {"use_tools": False}, [], "the user turned tools off"),
+        (Route.SINGLE_TOOL, {"use_knowledge": False}, [PLAN], None),
+    ],
+)
+def test_switched_off_capabilities_are_skipped_and_said(
+    route: Route, switches: dict[str, bool], middle: list[str], note: str | None
+) -> None:
+    request = ChatRequested(text="q", reply_to=REPLY_TO, **switches, **ENVELOPE)
+    allowed = caps("clock", rag=True).for_request(request)
+    assert _walk(route, allowed) == [FIRST_STEP, "route.requested", *middle, GENERATE,
+                                     "turn.completed"]  # fmt: skip
+    said = " ".join(allowed.status(route))
+    if note is None:
+        assert "the user turned" not in said
+    else:
+        assert note in said
+
+
+def test_no_switch_keeps_the_same_capabilities() -> None:
+    found = caps("clock", rag=True)
+    assert found.for_request(make_run().request) is found

@@ -32,6 +32,8 @@ class ChatBody(BaseModel):
     message: str = Field(min_length=1)
     conversation_id: str | None = Field(default=None, pattern=CONVERSATION_ID)
     private: bool = False
+    knowledge: bool = Field(default=True, description="Search the knowledge base this turn.")
+    tools: bool = Field(default=True, description="Allow tool calls this turn.")
 
 
 def _sse(event: str, data: dict[str, object]) -> str:
@@ -68,7 +70,9 @@ async def chat(
     conversation = body.conversation_id or new_id()
     outbox: asyncio.Queue[Frame] = asyncio.Queue()
     stream = RunStream(new_id(), conversation, None)
-    chat_start = ChatStart(caller.user_id, body.message, stream, body.private)
+    chat_start = ChatStart(
+        caller.user_id, body.message, stream, body.private, body.knowledge, body.tools
+    )
     try:
         await start_chat(
             chat_start,

@@ -131,7 +131,9 @@ class ChatConnection:
         stream = RunStream(new_id(), self._conversation, frame.id)
         try:
             await start_chat(
-                ChatStart(self._user, frame.text, stream, frame.private),
+                ChatStart(
+                    self._user, frame.text, stream, frame.private, frame.knowledge, frame.tools
+                ),
                 self._outbox,
                 hub=self._hub,
                 broker=self._broker,
@@ -240,6 +242,8 @@ class ChatStart:
     text: str
     stream: RunStream
     private: bool = False
+    use_knowledge: bool = True
+    use_tools: bool = True
 
 
 async def start_chat(
@@ -266,6 +270,8 @@ async def start_chat(
                 text=chat.text,
                 reply_to=settings.topics.reply(f"gateway.{settings.instance_id}"),
                 private=chat.private,
+                use_knowledge=chat.use_knowledge,
+                use_tools=chat.use_tools,
                 client_message_id=stream.client_message_id,
                 run_id=stream.run_id,
                 conversation_id=internal_conversation_id(chat.user_id, stream.conversation_id),

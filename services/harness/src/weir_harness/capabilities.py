@@ -7,9 +7,9 @@ the offline responder) says plainly what it could not use instead of inventing d
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from weir_common.events import Route, ServerStatus, ToolInfo, ToolsCatalogUpdated
+from weir_common.events import ChatRequested, Route, ServerStatus, ToolInfo, ToolsCatalogUpdated
 
 
 @dataclass
@@ -19,6 +19,21 @@ class Capabilities:
     rag: bool = False
     tools: dict[str, ToolInfo] = field(default_factory=dict)
     servers: list[ServerStatus] = field(default_factory=list)
+    turned_off: tuple[str, ...] = ()
+
+    def for_request(self, request: ChatRequested) -> Capabilities:
+        """What one run may use: the user can turn the knowledge base or the tools off for a
+        turn (the web UI's control bar); the answer's context then says so."""
+        off = ("knowledge",) * (not request.use_knowledge) + ("tools",) * (not request.use_tools)
+        if not off:
+            return self
+        return replace(
+            self,
+            rag=self.rag and request.use_knowledge,
+            tools=self.tools if request.use_tools else {},
+            servers=self.servers if request.use_tools else [],
+            turned_off=off,
+        )
 
     def update(self, catalog: ToolsCatalogUpdated) -> None:
         """Replace the tool catalogue with a newer one."""
@@ -32,18 +47,33 @@ class Capabilities:
 
     def status(self, route: Route | None) -> list[str]:
         """The capability status for one answer: what is connected, what the route lacks."""
-        notes = [
-            "Knowledge base: connected." if self.rag else "Knowledge base: not connected.",
-            f"Tools: {', '.join(sorted(self.tools))}." if self.tools else "Tools: none connected.",
-        ]
+        if "knowledge" in self.turned_off:
+            knowledge = "Knowledge base: turned off by the user for this message."
+        else:
+            knowledge = (
+                "Knowledge base: connected." if self.rag else "Knowledge base: not connected."
+            )
+        if "tools" in self.turned_off:
+            tools = "Tools: turned off by the user for this message."
+        else:
+            tools = (
+                f"Tools: {', '.join(sorted(self.tools))}."
+                if self.tools
+                else "Tools: none connected."
+            )
+        notes = [knowledge, tools]
         down = [s.name for s in self.servers if not s.connected]
         if down:
             notes.append(f"Tool servers unavailable: {', '.join(down)}.")
-        if route is Route.RAG and not self.rag:
+        if route is Route.RAG and "knowledge" in self.turned_off:
+            notes.append("No documents were searched: the user turned the knowledge base off.")
+        elif route is Route.RAG and not self.rag:
             notes.append(
                 "The knowledge base is not connected: no documents were searched for this answer."
             )
-        if route in (Route.SINGLE_TOOL, Route.REACT) and not self.tools:
+        if route in (Route.SINGLE_TOOL, Route.REACT) and "tools" in self.turned_off:
+            notes.append("No tools were called: the user turned tools off for this message.")
+        elif route in (Route.SINGLE_TOOL, Route.REACT) and not self.tools:
             notes.append(
                 "No tools are connected: no live data can be fetched and no action can be taken."
             )

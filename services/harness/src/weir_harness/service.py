@@ -126,7 +126,10 @@ class RunService:
                 await self._failed(tx, run, result.reason, result.transient, out)
             else:
                 await self._apply(
-                    tx, run, decide(run, result, self.capabilities, self._settings), out
+                    tx,
+                    run,
+                    decide(run, result, self.capabilities.for_request(run.request), self._settings),
+                    out,
                 )
             await out.stage(tx)
         return out.items
@@ -174,7 +177,9 @@ class RunService:
             state.loop_started_at = now
         if attempt == 1 and not again and counts_as_model_turn(step):
             state.model_turns += 1
-        command = build_command(run, step, attempt, self.capabilities, self._settings)
+        command = build_command(
+            run, step, attempt, self.capabilities.for_request(run.request), self._settings
+        )
         command, trimmed = fit(command, self._settings.max_message_bytes)
         run.step, run.attempt, run.pending_event_id = step, attempt, command.event_id
         run.retry_at = None

@@ -25,6 +25,10 @@ class ChatRequested(Event):
     client_message_id: str | None = Field(
         default=None, description="The client's own id for this message, echoed back."
     )
+    use_knowledge: bool = Field(
+        default=True, description="The user lets this turn search the knowledge base."
+    )
+    use_tools: bool = Field(default=True, description="The user lets this turn call tools.")
 
 
 class AnswerDelta(Event):
