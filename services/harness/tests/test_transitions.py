@@ -460,7 +460,9 @@ def test_planning_and_answering_are_the_model_turns() -> None:
 def test_switched_off_capabilities_are_skipped_and_said(
     route: Route, switches: dict[str, bool], middle: list[str], note: str | None
 ) -> None:
-    request = ChatRequested(text="q", reply_to=REPLY_TO, **switches, **ENVELOPE)
+    request = ChatRequested.model_validate(
+        {"text": "q", "reply_to": REPLY_TO, **switches, **ENVELOPE}
+    )
     allowed = caps("clock", rag=True).for_request(request)
     assert _walk(route, allowed) == [FIRST_STEP, "route.requested", *middle, GENERATE,
                                      "turn.completed"]  # fmt: skip
