@@ -9,12 +9,12 @@ from typing import Any
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 from faststream.kafka import KafkaBroker
-from faststream.kafka.opentelemetry import KafkaTelemetryMiddleware
 from faststream.middlewares import AckPolicy
 from opentelemetry.sdk.trace import TracerProvider
 
 from weir_common.bus.credentials import KafkaCredentials, client_options
 from weir_common.bus.deadletter import DeadLetters, RetryPolicy
+from weir_common.bus.telemetry import ValidKafkaTelemetryMiddleware
 from weir_common.events import ChatRequested, Event
 from weir_common.topics import Topics
 
@@ -34,7 +34,7 @@ def make_broker(
         bootstrap,
         security=credentials.faststream() if credentials is not None else None,
         client_id=f"weir-{service}",
-        middlewares=[KafkaTelemetryMiddleware(tracer_provider=tracer_provider)],
+        middlewares=[ValidKafkaTelemetryMiddleware(tracer_provider=tracer_provider)],
         # the zero-setup broker rejects InitProducerId, and dedupe happens in handlers anyway
         enable_idempotence=False,
         acks="all",
