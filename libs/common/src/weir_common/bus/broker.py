@@ -14,6 +14,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from weir_common.bus.credentials import KafkaCredentials, client_options
 from weir_common.bus.deadletter import DeadLetters, RetryPolicy
+from weir_common.bus.logcontext import BROKER_LOGGER, LogContext
 from weir_common.bus.telemetry import ValidKafkaTelemetryMiddleware
 from weir_common.events import ChatRequested, Event
 from weir_common.topics import Topics
@@ -34,7 +35,9 @@ def make_broker(
         bootstrap,
         security=credentials.faststream() if credentials is not None else None,
         client_id=f"weir-{service}",
-        middlewares=[ValidKafkaTelemetryMiddleware(tracer_provider=tracer_provider)],
+        # telemetry first, so the span is current while LogContext and the handler log
+        middlewares=[ValidKafkaTelemetryMiddleware(tracer_provider=tracer_provider), LogContext],
+        logger=BROKER_LOGGER,
         # the zero-setup broker rejects InitProducerId, and dedupe happens in handlers anyway
         enable_idempotence=False,
         acks="all",
