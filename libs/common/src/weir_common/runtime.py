@@ -120,6 +120,13 @@ def service_app(
     return app
 
 
+def watch_engines(app: FastAPI, checks: Mapping[str, Check]) -> None:
+    """Let `/ready` of a `service_app` ask these engines (the pre-flight checks) again."""
+    readiness = getattr(app.state, "readiness", None)
+    if isinstance(readiness, Readiness):
+        readiness.checks = checks
+
+
 def serve(
     app: FastAPI,
     settings: WeirSettings,
@@ -129,9 +136,7 @@ def serve(
 ) -> None:
     """Pre-flight the engines, then serve `app` until SIGINT/SIGTERM (WebSocket messages
     larger than `ws_max_size` close the socket with 1009)."""
-    readiness = getattr(app.state, "readiness", None)
-    if isinstance(readiness, Readiness):
-        readiness.checks = checks  # `/ready` asks the same engines again while serving
+    watch_engines(app, checks)
     try:
         asyncio.run(preflight(checks))
     except EngineUnavailableError as exc:
