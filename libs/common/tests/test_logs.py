@@ -44,12 +44,16 @@ def _records(out: io.StringIO) -> list[dict[str, Any]]:
 def test_stdlib_loggers_of_libraries_log_json_with_the_current_span(lines: io.StringIO) -> None:
     tracer = TracerProvider().get_tracer("test")
     with tracer.start_as_current_span("work") as span:
-        logging.getLogger("uvicorn.error").info("Application startup complete.")
+        logging.getLogger("uvicorn.error").info(
+            "Started server process [%d]", 7, extra={"color_message": "\x1b[36m%d\x1b[0m"}
+        )
         logging.getLogger("aiokafka.consumer").warning("Heartbeat failed for group %s", "g1")
         structlog.get_logger("weir.test").info("step.done", step="plan")
     ctx = span.get_span_context()
     records = _records(lines)
     assert [r["logger"] for r in records] == ["uvicorn.error", "aiokafka.consumer", "weir.test"]
+    assert records[0]["event"] == "Started server process [7]"
+    assert "color_message" not in records[0]
     assert records[1]["event"] == "Heartbeat failed for group g1"
     for record in records:
         assert record["trace_id"] == format(ctx.trace_id, "032x")

@@ -35,6 +35,12 @@ def add_trace_context(_: WrappedLogger, __: str, event_dict: EventDict) -> Event
     return event_dict
 
 
+def drop_color_message(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDict:
+    """Drop uvicorn's ANSI-coloured copy of the message (an `extra` of its records)."""
+    event_dict.pop("color_message", None)
+    return event_dict
+
+
 def _shared() -> list[Processor]:
     return [
         structlog.contextvars.merge_contextvars,
@@ -53,7 +59,7 @@ def formatter(as_json: bool = True) -> structlog.stdlib.ProcessorFormatter:
         else structlog.dev.ConsoleRenderer(colors=False)
     )
     return structlog.stdlib.ProcessorFormatter(
-        foreign_pre_chain=[*_shared(), structlog.stdlib.ExtraAdder()],
+        foreign_pre_chain=[*_shared(), structlog.stdlib.ExtraAdder(), drop_color_message],
         processors=[
             structlog.stdlib.ProcessorFormatter.remove_processors_meta,
             structlog.processors.format_exc_info,
