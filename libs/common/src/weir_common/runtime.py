@@ -30,6 +30,16 @@ from weir_common.settings import WeirSettings
 log = structlog.get_logger(__name__)
 
 Hook = Callable[[], Awaitable[None]]
+__all__ = [
+    "Check",
+    "EngineUnavailableError",
+    "Hook",
+    "kafka_check",
+    "preflight",
+    "serve",
+    "service_app",
+    "watch_engines",
+]
 
 
 class EngineUnavailableError(RuntimeError):
