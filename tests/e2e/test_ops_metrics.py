@@ -91,3 +91,15 @@ async def test_a_turn_shows_in_every_services_metrics(
     assert _value(gateway, "weir_ws_connections") >= 1  # this test's client is still open
     health = {"method": "GET", "route": "/health", "status": "200"}
     assert _value(gateway, "weir_http_requests_total", **health) >= 1
+
+
+async def test_every_service_of_the_running_product_is_ready(product: Services) -> None:
+    for service in product.names:
+        async with httpx.AsyncClient(base_url=product.url(service)) as http:
+            answer = await http.get("/ready")
+        body = answer.json()
+        assert answer.status_code == 200, (service, body)
+        assert body["ready"] is True
+        assert body["engines"], f"{service} checks no engine"
+        assert set(body["engines"].values()) == {"ok"}, (service, body)
+        assert body["unassigned"] == []
