@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import structlog
 from faststream.kafka import TestKafkaBroker
+from faststream.message import StreamMessage
 from opentelemetry.sdk.trace import TracerProvider
 
 from weir_common.bus import make_broker, publish, subscriber_options
@@ -84,18 +85,26 @@ async def test_a_consumed_event_logs_json_with_its_run_id_and_its_trace(
     assert "run_id" not in structlog.contextvars.get_contextvars()
 
 
-def test_faststreams_own_lines_reach_the_json_handler(lines: io.StringIO) -> None:
+def test_faststreams_own_lines_reach_the_json_handler_with_the_messages_trace(
+    lines: io.StringIO,
+) -> None:
     # TestKafkaBroker swaps FastStream's logger for a mock, so its access lines ("Received",
-    # "Processed") are sent here the way FastStream sends them: through the broker's logger
+    # "Processed") are sent here the way FastStream sends them: through the broker's logger,
+    # with the message in the broker's context and no span current (as FastStream does)
     broker = make_broker("127.0.0.1:1", "logtest", TracerProvider())
     broker._setup_logger()
-    tracer = TracerProvider().get_tracer("test")
-    with tracer.start_as_current_span("consume"):
-        broker.config.logger.log("Processed", extra={"topic": "t1", "message_id": "m1"})
+    trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
+    message = StreamMessage(
+        raw_message=None, body=b"{}", headers={"traceparent": f"00-{trace_id}-00f067aa0ba902b7-01"}
+    )
+    with broker.context.scope("message", message):
+        broker.config.logger.log("Received", extra={"topic": "t1", "message_id": "m1"})
+    broker.config.logger.log("Started", extra={"topic": "t1"})  # no message: no trace
     logging.getLogger("faststream").warning("module logger")
-    (processed, module) = _records(lines)
-    assert processed["logger"] == "faststream.weir"
-    assert processed["event"] == "Processed"
-    assert processed["topic"] == "t1"
-    assert len(processed["trace_id"]) == 32
+    (received, started, module) = _records(lines)
+    assert received["logger"] == "faststream.weir.logtest"
+    assert received["event"] == "Received"
+    assert received["topic"] == "t1"
+    assert received["trace_id"] == trace_id
+    assert "trace_id" not in started
     assert module["logger"] == "faststream"

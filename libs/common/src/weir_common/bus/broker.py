@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from weir_common.bus.credentials import KafkaCredentials, client_options
 from weir_common.bus.deadletter import DeadLetters, RetryPolicy
-from weir_common.bus.logcontext import BROKER_LOGGER, LogContext
+from weir_common.bus.logcontext import LogContext, broker_logger, trace_messages
 from weir_common.bus.telemetry import ValidKafkaTelemetryMiddleware
 from weir_common.events import ChatRequested, Event
 from weir_common.topics import Topics
@@ -31,19 +31,21 @@ def make_broker(
     """A KafkaBroker with trace context on every hop, transient handler failures retried in
     place and poison events sent to `.dlq`; `credentials` name the service's principal
     when the broker wants SASL."""
+    logger = broker_logger(service)
     broker = KafkaBroker(
         bootstrap,
+        logger=logger,
         security=credentials.faststream() if credentials is not None else None,
         client_id=f"weir-{service}",
         # telemetry first, so the span is current while LogContext and the handler log
         middlewares=[ValidKafkaTelemetryMiddleware(tracer_provider=tracer_provider), LogContext],
-        logger=BROKER_LOGGER,
         # the zero-setup broker rejects InitProducerId, and dedupe happens in handlers anyway
         enable_idempotence=False,
         acks="all",
         linger_ms=0,
     )
     broker.add_middleware(DeadLetters(broker, retry or RetryPolicy()))
+    trace_messages(logger, broker.context)
     return broker
 
 
