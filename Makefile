@@ -6,7 +6,7 @@ PY := .venv/bin/python
 PYTEST := $(PY) -m pytest -p no:cacheprovider
 UV := python3 -m uv
 
-.PHONY: help setup run chat test test-unit test-integration test-integration-tansu test-e2e \
+.PHONY: help setup traces-env run chat test test-unit test-integration test-integration-tansu test-e2e \
         test-e2e-elasticsearch test-chaos \
         lint format contract bench stack-up stack-down doctor clean
 
@@ -19,8 +19,12 @@ setup:  ## install system engines (apt), uv, and the locked Python workspace
 	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check uv
 	@$(UV) sync --all-packages --frozen --quiet
 
+traces-env:  ## the local trace viewer (Arize Phoenix) in its own locked env, .data/traces-venv
+	@cd deploy/traces && UV_PROJECT_ENVIRONMENT=$(CURDIR)/.data/traces-venv $(UV) sync --frozen --quiet
+
 ## --- run ----------------------------------------------------------------------------------
-run: setup  ## start engines + every service (Apache Kafka; KAFKA_IMPL=tansu for tansu); prints the URL
+run: setup  ## start engines + every service (Apache Kafka; KAFKA_IMPL=tansu for tansu; TRACES=1 adds a trace viewer); prints the URL
+	@[ -z "$${TRACES:-}" ] || [ "$${TRACES}" = 0 ] || $(MAKE) --no-print-directory traces-env
 	@[ "$${KAFKA_IMPL:-apache}" = tansu ] || $(PY) -m weir_deploy fetch kafka
 	$(PY) -m weir_deploy run
 
@@ -34,7 +38,7 @@ doctor: setup  ## check the binaries the stack needs
 	$(PY) -m weir_deploy doctor
 
 ## --- tests --------------------------------------------------------------------------------
-test: setup  ## every tier CI runs: unit, integration (Apache Kafka, then tansu), end-to-end, chaos
+test: setup traces-env  ## every tier CI runs: unit, integration (Apache Kafka, then tansu), end-to-end, chaos
 	$(PY) -m weir_deploy fetch
 	$(MAKE) --no-print-directory test-unit test-integration test-integration-tansu test-e2e \
 		test-e2e-elasticsearch test-chaos
@@ -49,7 +53,7 @@ test-integration-tansu:  ## the broker-facing tests and a chat end-to-end again 
 	KAFKA_IMPL=tansu $(PYTEST) -m "broker or e2e" -q libs/common/tests deploy/tests services \
 		tests/e2e/test_chat_turns.py
 
-test-e2e:  ## the whole product as separate processes over Apache Kafka
+test-e2e: traces-env  ## the whole product as separate processes over Apache Kafka
 	KAFKA_IMPL=apache $(PYTEST) -m e2e -q
 
 test-e2e-elasticsearch:  ## the knowledge end-to-end tests with BM25 in a real Elasticsearch

@@ -1,8 +1,9 @@
 """Container health check: exit 0 only when this service's `/ready` answers `{"ready": true}`.
 
-`/ready` answers 200 whether or not the service is ready, so a status-code probe is not
-enough; this script reads the body. It uses only the standard library, because the
-image has no curl. The port is the service's own `SERVICE_PORT`.
+`/ready` answers 503 when the service is not ready (an engine down, a consumer without
+partitions); this script also reads the body, so only an explicit `{"ready": true}` passes.
+It uses only the standard library, because the image has no curl. The port is the
+service's own `SERVICE_PORT`.
 """
 
 from __future__ import annotations

@@ -532,6 +532,32 @@ def only_container(name: str) -> dict[str, Any]:
     return container
 
 
+def test_compose_prometheus_scrapes_every_service_with_the_credential() -> None:
+    services = compose()["services"]
+    prometheus = services["prometheus"]
+    (mount,) = prometheus["volumes"]
+    config = yaml.safe_load((ROOT / mount.split(":")[0]).read_text())
+    (job,) = [j for j in config["scrape_configs"] if j["job_name"] == "weir"]
+    port = image_env()["SERVICE_PORT"]
+    targets = {t for group in job["static_configs"] for t in group["targets"]}
+    assert targets == {f"{name}:{port}" for name, _ in weir_services()}
+    assert job["metrics_path"] == "/metrics"
+    secret = job["authorization"]["credentials_file"].rsplit("/", 1)[1]
+    assert prometheus["secrets"] == [secret]
+    assert compose()["secrets"][secret] == {"environment": TOKEN}
+
+
+def test_compose_collector_sends_traces_to_jaeger() -> None:
+    services = compose()["services"]
+    (mount,) = services["otel-collector"]["volumes"]
+    config = yaml.safe_load((ROOT / mount.split(":")[0]).read_text())
+    endpoint = urlsplit(config["exporters"]["otlphttp/jaeger"]["endpoint"])
+    assert endpoint.hostname in services
+    assert endpoint.port == 4318  # Jaeger v2's OTLP/HTTP receiver
+    assert "otlphttp/jaeger" in config["service"]["pipelines"]["traces"]["exporters"]
+    assert services["jaeger"]["image"].startswith("jaegertracing/jaeger:2")
+
+
 def test_kustomization_lists_every_manifest() -> None:
     listed = set(kustomization()["resources"])
     on_disk = {p.name for p in K8S.glob("*.yaml")} - {"kustomization.yaml"}

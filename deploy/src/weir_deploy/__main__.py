@@ -17,11 +17,12 @@ from aiokafka.errors import KafkaError
 from weir_common.bus import KafkaCredentials
 
 from . import dlq, kafka_acls
-from .base import EngineStartError, default_data_dir
+from .base import EngineStartError, default_data_dir, env_port
 from .es_dist import ensure_distribution
 from .kafka import find_java, find_tansu
 from .kafka_jars import ensure_classpath
 from .milvus import find_milvus_lite
+from .phoenix import TRACES_PORT, PhoenixEngine
 from .postgres import find_pg_bin
 from .services import DEFAULT_SERVICES, Services
 from .stack import ALL_ENGINES, KNOWN_ENGINES, Stack
@@ -68,21 +69,32 @@ async def _up(args: argparse.Namespace) -> int:
 async def _run(args: argparse.Namespace) -> int:
     impl = args.kafka_impl or os.environ.get("KAFKA_IMPL") or "apache"
     stack = Stack(ALL_ENGINES, kafka_impl=impl)
+    traces = PhoenixEngine(stack.data_dir, env_port("traces", TRACES_PORT)) if args.traces else None
     services: Services | None = None
     try:
         await stack.start()
+        if traces is not None:
+            await traces.start()
         services = Services(
-            stack.services_env(), stack.data_dir / "logs", names=args.services, supervise=True
+            stack.services_env(),
+            stack.data_dir / "logs",
+            names=args.services,
+            supervise=True,
+            extra_env=traces.env() if traces is not None else None,
         )
         await services.start()
         gateway = services.url("gateway") if "gateway" in services.ports else "(no gateway)"
         print(f"weir is running at {gateway}  (chat: make chat)", flush=True)
+        if traces is not None:
+            print(f"traces: {traces.url}  (Arize Phoenix; every service exports there)", flush=True)
         # a crashed service is restarted by the supervisor; the stack stays up until Ctrl-C
         await asyncio.Event().wait()
         return 0
     finally:
         if services is not None:
             await services.stop()
+        if traces is not None:
+            await traces.stop()
         await stack.stop()
 
 
@@ -169,6 +181,12 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="start the engines and all services")
     run.add_argument("--services", nargs="+", default=list(DEFAULT_SERVICES))
     run.add_argument("--kafka-impl", choices=("apache", "tansu"), default=None)
+    run.add_argument(
+        "--traces",
+        action="store_true",
+        default=os.environ.get("TRACES", "") not in ("", "0", "false"),
+        help="also start a local trace viewer (Arize Phoenix, `make traces-env`); env TRACES=1",
+    )
     fetch = sub.add_parser("fetch", help="pre-fetch the Kafka jars and Elasticsearch with Maven")
     fetch.add_argument("what", nargs="*", metavar="ENGINE", default=list(FETCHABLE),
                        help=f"any of {', '.join(FETCHABLE)} (default: all)")  # fmt: skip

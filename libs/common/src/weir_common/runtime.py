@@ -1,8 +1,11 @@
 """How every service process starts: pre-flight checks, broker, health endpoints, uvicorn.
 
 Each service is a small FastAPI app whose lifespan starts its KafkaBroker; `/health` answers
-once the process is up and `/ready` once its subscribers run. An engine that is down at
-start-up ends the process with one line naming it, not a traceback.
+once the process is up; `/ready` answers 200 only while its engines answer (the pre-flight
+checks, run again, cached) and its subscribers hold partitions, else 503
+(`weir_common.readiness`); `/metrics` serves Prometheus metrics behind the service credential
+(`weir_common.metrics`). An engine that is down at start-up ends the process with one line
+naming it, not a traceback.
 """
 
 from __future__ import annotations
@@ -16,15 +19,27 @@ from contextlib import asynccontextmanager
 import structlog
 import uvicorn
 from fastapi import FastAPI
+from fastapi.responses import JSONResponse
 from faststream.kafka import KafkaBroker
 
 from weir_common.bus import KafkaCredentials, client_options, ensure_topics, wait_until_assigned
+from weir_common.metrics.http import HTTPMetrics, metrics_router
+from weir_common.readiness import Check, Readiness
 from weir_common.settings import WeirSettings
 
 log = structlog.get_logger(__name__)
 
 Hook = Callable[[], Awaitable[None]]
-Check = Callable[[], Awaitable[object]]
+__all__ = [
+    "Check",
+    "EngineUnavailableError",
+    "Hook",
+    "kafka_check",
+    "preflight",
+    "serve",
+    "service_app",
+    "watch_engines",
+]
 
 
 class EngineUnavailableError(RuntimeError):
@@ -65,7 +80,7 @@ def service_app(
     on_shutdown: Sequence[Hook] = (),
 ) -> FastAPI:
     """A FastAPI app whose lifespan creates topics, starts hooks, then the broker."""
-    state = {"ready": False}
+    readiness = Readiness(broker)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -86,12 +101,12 @@ def service_app(
         await broker.start()
         if not await wait_until_assigned(broker):
             log.warning("service.partitions_unassigned", hint="more members than partitions?")
-        state["ready"] = True
+        readiness.started = True
         log.info("service.started", port=settings.service_port)
         try:
             yield
         finally:
-            state["ready"] = False
+            readiness.started = False
             await broker.stop()
             for hook in on_shutdown:
                 await hook()
@@ -99,16 +114,27 @@ def service_app(
 
     app = FastAPI(title=f"weir {name}", lifespan=lifespan)
     app.state.broker = broker
+    app.state.readiness = readiness
+    app.add_middleware(HTTPMetrics)
+    app.include_router(metrics_router(broker, settings.weir_service_token))
 
     @app.get("/health")
     async def health() -> dict[str, str]:
         return {"status": "ok", "service": name}
 
     @app.get("/ready")
-    async def ready() -> dict[str, bool]:
-        return {"ready": state["ready"]}
+    async def ready() -> JSONResponse:
+        report = await readiness.report()
+        return JSONResponse(report.body(), status_code=200 if report.ready else 503)
 
     return app
+
+
+def watch_engines(app: FastAPI, checks: Mapping[str, Check]) -> None:
+    """Let `/ready` of a `service_app` ask these engines (the pre-flight checks) again."""
+    readiness = getattr(app.state, "readiness", None)
+    if isinstance(readiness, Readiness):
+        readiness.checks = checks
 
 
 def serve(
@@ -120,6 +146,7 @@ def serve(
 ) -> None:
     """Pre-flight the engines, then serve `app` until SIGINT/SIGTERM (WebSocket messages
     larger than `ws_max_size` close the socket with 1009)."""
+    watch_engines(app, checks)
     try:
         asyncio.run(preflight(checks))
     except EngineUnavailableError as exc:

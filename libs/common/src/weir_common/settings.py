@@ -75,7 +75,7 @@ class WeirSettings(BaseSettings):
     service_port: int = 0
     otel_exporter_otlp_endpoint: str | None = None
     log_level: str = "INFO"
-    log_json: bool = False
+    log_json: bool = True
     data_dir: Path = Path(".data")
     weir_service_token: SecretStr = Field(
         default=SecretStr(""),

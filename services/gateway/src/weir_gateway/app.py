@@ -9,6 +9,7 @@ from fastapi import FastAPI, WebSocket, status
 
 from weir_common.bus import KafkaCredentials, make_broker, subscriber_options
 from weir_common.logs import setup_logging
+from weir_common.metrics import WS_OPEN, WS_OPENED
 from weir_common.objects import LocalObjectStore
 from weir_common.runtime import service_app
 from weir_common.telemetry import setup_tracing
@@ -107,7 +108,9 @@ def create_app(settings: GatewaySettings) -> FastAPI:
             runs=app.state.runs,
             quotas=quotas,
         )
-        await connection.serve()
+        WS_OPENED.inc()
+        with WS_OPEN.track_inprogress():
+            await connection.serve()
 
     mount_web(app)
     return app

@@ -51,6 +51,9 @@ class RunState(BaseModel):
     call_counts: dict[str, int] = Field(default_factory=dict, description="Per tool+arguments.")
     next_call: PlannedCall | None = None
     loop_started_at: datetime | None = None
+    step_sent_at: datetime | None = Field(
+        default=None, description="When the pending command was sent (step latency metric)."
+    )
     stop_reason: str | None = Field(default=None, description="Which budget ended the loop.")
 
 

@@ -22,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 import structlog
 
 from weir_common.events import ChatRequested, Event, HarnessResult, RunFailed, StepFailed
+from weir_common.metrics import RUNS, STEP_SECONDS
 from weir_harness.budget import fit, size_of
 from weir_harness.capabilities import Capabilities
 from weir_harness.models import Run, RunStatus
@@ -122,6 +123,7 @@ class RunService:
                 log.info("result.stale", run_id=result.run_id, type=result.type)
                 return []
             await tx.add_step(run, "result", result.event_id, result.model_dump(mode="json"))
+            self._observe_step(run, "failed" if isinstance(result, StepFailed) else "ok")
             if isinstance(result, StepFailed):
                 await self._failed(tx, run, result.reason, result.transient, out)
             else:
@@ -150,9 +152,16 @@ class RunService:
                     await tx.add_step(
                         run, "timeout", run.pending_event_id or "", {"deadline": str(run.deadline)}
                     )
+                    self._observe_step(run, "timeout")
                     await self._failed(tx, run, f"no answer to {run.step} in time", True, out)
             await out.stage(tx)
         return out.items
+
+    def _observe_step(self, run: Run, outcome: str) -> None:
+        sent = run.state.step_sent_at
+        if sent is not None and run.step is not None:
+            elapsed = (self._now() - sent).total_seconds()
+            STEP_SECONDS.labels(run.step, outcome).observe(max(elapsed, 0.0))
 
     async def _resend(self, tx: RunTx, run: Run, out: _Out) -> None:
         """Send the pending command again, same attempt: it went unanswered while no harness
@@ -182,6 +191,7 @@ class RunService:
         )
         command, trimmed = fit(command, self._settings.max_message_bytes)
         run.step, run.attempt, run.pending_event_id = step, attempt, command.event_id
+        state.step_sent_at = now
         run.retry_at = None
         run.deadline = now + timedelta(seconds=self._settings.timeout_for(step))
         if step in LOOP_STEPS and state.loop_started_at is not None:
@@ -229,6 +239,7 @@ class RunService:
     async def _close(self, tx: RunTx, run: Run, status: RunStatus, out: _Out) -> None:
         run.status, run.pending_event_id, run.deadline, run.retry_at = status, None, None, None
         await tx.save(run)
+        RUNS.labels(status.value).inc()
         log.info("run.closed", run_id=run.run_id, status=status.value)
         await tx.lock_conversation(run.conversation_id)
         queued = await tx.next_queued(run.conversation_id)

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 import structlog
-from opentelemetry import trace
-from opentelemetry.trace import SpanKind
 
 from weir_common.events import (
     AnswerGenerated,
@@ -29,10 +27,6 @@ from weir_router.prompt import build_messages
 from weir_router.settings import RouterSettings
 
 log = structlog.get_logger(__name__)
-tracer = trace.get_tracer("weir.router")
-
-_GEN_AI = {"gen_ai.operation.name": "chat", "gen_ai.system": "litellm"}
-
 SendDelta = Callable[[int, str], Awaitable[None]]
 
 
@@ -61,19 +55,15 @@ class AnswerGenerator:
         if self._llm is None:
             return await self._offline(cmd, out)
         model, prompt_tokens, completion_tokens = None, 0, 0
-        # a GenAI client span (OpenTelemetry semantic conventions) inside the run's trace
-        with tracer.start_as_current_span("chat", kind=SpanKind.CLIENT, attributes=_GEN_AI) as span:
-            async for item in self._llm.stream(build_messages(cmd), profile="pro"):
-                if isinstance(item, TextDelta):
-                    await out.add(item.text)
-                elif isinstance(item, StreamEnd):
-                    model = item.model
-                    prompt_tokens = item.usage.prompt_tokens
-                    completion_tokens = item.usage.completion_tokens
-            await out.flush()
-            span.set_attribute("gen_ai.response.model", model or "")
-            span.set_attribute("gen_ai.usage.input_tokens", prompt_tokens)
-            span.set_attribute("gen_ai.usage.output_tokens", completion_tokens)
+        # the client makes the GenAI span (weir_common.llm.genai) inside the run's trace
+        async for item in self._llm.stream(build_messages(cmd), profile="pro"):
+            if isinstance(item, TextDelta):
+                await out.add(item.text)
+            elif isinstance(item, StreamEnd):
+                model = item.model
+                prompt_tokens = item.usage.prompt_tokens
+                completion_tokens = item.usage.completion_tokens
+        await out.flush()
         return AnswerGenerated(
             request_id=cmd.event_id,
             text=out.text,

@@ -9,12 +9,13 @@ from typing import Any
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 from faststream.kafka import KafkaBroker
-from faststream.kafka.opentelemetry import KafkaTelemetryMiddleware
 from faststream.middlewares import AckPolicy
 from opentelemetry.sdk.trace import TracerProvider
 
 from weir_common.bus.credentials import KafkaCredentials, client_options
 from weir_common.bus.deadletter import DeadLetters, RetryPolicy
+from weir_common.bus.logcontext import LogContext, broker_logger, trace_messages
+from weir_common.bus.telemetry import ValidKafkaTelemetryMiddleware
 from weir_common.events import ChatRequested, Event
 from weir_common.topics import Topics
 
@@ -30,17 +31,21 @@ def make_broker(
     """A KafkaBroker with trace context on every hop, transient handler failures retried in
     place and poison events sent to `.dlq`; `credentials` name the service's principal
     when the broker wants SASL."""
+    logger = broker_logger(service)
     broker = KafkaBroker(
         bootstrap,
+        logger=logger,
         security=credentials.faststream() if credentials is not None else None,
         client_id=f"weir-{service}",
-        middlewares=[KafkaTelemetryMiddleware(tracer_provider=tracer_provider)],
+        # telemetry first, so the span is current while LogContext and the handler log
+        middlewares=[ValidKafkaTelemetryMiddleware(tracer_provider=tracer_provider), LogContext],
         # the zero-setup broker rejects InitProducerId, and dedupe happens in handlers anyway
         enable_idempotence=False,
         acks="all",
         linger_ms=0,
     )
     broker.add_middleware(DeadLetters(broker, retry or RetryPolicy()))
+    trace_messages(logger, broker.context)
     return broker
 
 

@@ -33,6 +33,7 @@ from opentelemetry import trace
 from pydantic import ValidationError
 
 from weir_common.errors import is_transient
+from weir_common.metrics import DEAD_LETTERS
 from weir_common.topics import Topics
 
 log = structlog.get_logger(__name__)
@@ -118,6 +119,7 @@ class _DeadLetterScope(BaseMiddleware):
                 TIME_HEADER: datetime.now(UTC).isoformat(timespec="seconds"),
             },
         )
+        DEAD_LETTERS.labels(topic, reason).inc()
         log.warning("event.dead_lettered", topic=topic, reason=reason, error=error)
 
 

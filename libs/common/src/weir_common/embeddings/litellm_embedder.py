@@ -11,8 +11,10 @@ import structlog
 from pydantic import SecretStr
 
 from weir_common.embeddings.base import Vector, batched, normalize
+from weir_common.llm.genai import genai_call
 from weir_common.llm.litellm_support import import_litellm, to_llm_error
-from weir_common.llm.stream_assembly import field
+from weir_common.llm.stream_assembly import field, parse_usage
+from weir_common.llm.types import Usage
 
 log = structlog.get_logger(__name__)
 
@@ -68,18 +70,21 @@ class LiteLLMEmbedder:
             kwargs["api_base"] = self._api_base
         if self._api_key is not None:
             kwargs["api_key"] = self._api_key.get_secret_value()
-        try:
-            response = await litellm.aembedding(**kwargs)
-        except Exception as exc:
-            err = to_llm_error(exc)
-            log.warning(
-                "embed.failed",
-                model=self._model,
-                transient=err.transient,
-                status_code=err.status_code,
-                error=err.message,
-            )
-            raise err from exc
+        with genai_call("embeddings", self._model) as call:
+            try:
+                response = await litellm.aembedding(**kwargs)
+            except Exception as exc:
+                err = to_llm_error(exc)
+                log.warning(
+                    "embed.failed",
+                    model=self._model,
+                    transient=err.transient,
+                    status_code=err.status_code,
+                    error=err.message,
+                )
+                raise err from exc
+            usage = parse_usage(field(response, "usage")) or Usage()
+            call.finish(response_model=field(response, "model"), input_tokens=usage.prompt_tokens)
         rows = sorted(field(response, "data") or [], key=lambda r: int(field(r, "index") or 0))
         vectors = [normalize(field(r, "embedding")) for r in rows]
         if len(vectors) != len(texts):

@@ -9,6 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import structlog
 
+from weir_common.llm.genai import genai_call
 from weir_common.llm.litellm_support import import_litellm, to_llm_error
 from weir_common.llm.profiles import LLMSettings, ModelProfile, ProfileName
 from weir_common.llm.stream_assembly import ToolCallAssembler, field, parse_usage
@@ -108,37 +109,50 @@ class LiteLLMClient:
         model_name = str(prof.model)
         first_token_s: float | None = None
         response: Any = None
-        try:
-            response = await litellm.acompletion(
-                stream=True, stream_options={"include_usage": True}, **kwargs
+        with genai_call(
+            "chat",
+            str(prof.model),
+            temperature=prof.temperature,
+            max_tokens=prof.max_tokens,
+            current=False,  # a generator: the consumer's own spans stay theirs between items
+        ) as call:
+            try:
+                response = await litellm.acompletion(
+                    stream=True, stream_options={"include_usage": True}, **kwargs
+                )
+                async for chunk in response:
+                    usage = parse_usage(field(chunk, "usage")) or usage
+                    model_name = field(chunk, "model") or model_name
+                    for choice in field(chunk, "choices") or []:
+                        finish_reason = field(choice, "finish_reason") or finish_reason
+                        delta = field(choice, "delta")
+                        text = field(delta, "content")
+                        if text:
+                            if first_token_s is None:
+                                first_token_s = time.monotonic() - started
+                            yield TextDelta(text=text)
+                        assembler.add(field(delta, "tool_calls"))
+            except Exception as exc:
+                err = to_llm_error(exc)
+                log.warning(
+                    "llm.stream.failed",
+                    model=prof.model,
+                    transient=err.transient,
+                    status_code=err.status_code,
+                    error=err.message,
+                )
+                raise err from exc
+            finally:  # also runs when the consumer stops early: free the HTTP connection
+                aclose = getattr(response, "aclose", None)
+                if aclose is not None:
+                    with contextlib.suppress(Exception):
+                        await aclose()
+            call.finish(
+                response_model=model_name,
+                input_tokens=usage.prompt_tokens,
+                output_tokens=usage.completion_tokens,
+                finish_reason=finish_reason,
             )
-            async for chunk in response:
-                usage = parse_usage(field(chunk, "usage")) or usage
-                model_name = field(chunk, "model") or model_name
-                for choice in field(chunk, "choices") or []:
-                    finish_reason = field(choice, "finish_reason") or finish_reason
-                    delta = field(choice, "delta")
-                    text = field(delta, "content")
-                    if text:
-                        if first_token_s is None:
-                            first_token_s = time.monotonic() - started
-                        yield TextDelta(text=text)
-                    assembler.add(field(delta, "tool_calls"))
-        except Exception as exc:
-            err = to_llm_error(exc)
-            log.warning(
-                "llm.stream.failed",
-                model=prof.model,
-                transient=err.transient,
-                status_code=err.status_code,
-                error=err.message,
-            )
-            raise err from exc
-        finally:  # also runs when the consumer stops early: free the HTTP connection
-            aclose = getattr(response, "aclose", None)
-            if aclose is not None:
-                with contextlib.suppress(Exception):
-                    await aclose()
         calls = assembler.finish()
         if calls:
             yield ToolCallsReady(tool_calls=calls)
@@ -165,29 +179,28 @@ class LiteLLMClient:
         kwargs = self._kwargs(prof, messages, tools)
         litellm = import_litellm()
         started = time.monotonic()
-        try:
-            response = await litellm.acompletion(stream=False, **kwargs)
-        except Exception as exc:
-            err = to_llm_error(exc)
-            log.warning(
-                "llm.complete.failed",
-                model=prof.model,
-                transient=err.transient,
-                status_code=err.status_code,
-                error=err.message,
+        with genai_call(
+            "chat", str(prof.model), temperature=prof.temperature, max_tokens=prof.max_tokens
+        ) as call:
+            try:
+                response = await litellm.acompletion(stream=False, **kwargs)
+            except Exception as exc:
+                err = to_llm_error(exc)
+                log.warning(
+                    "llm.complete.failed",
+                    model=prof.model,
+                    transient=err.transient,
+                    status_code=err.status_code,
+                    error=err.message,
+                )
+                raise err from exc
+            result = _completion(response, str(prof.model))
+            call.finish(
+                response_model=result.model,
+                input_tokens=result.usage.prompt_tokens,
+                output_tokens=result.usage.completion_tokens,
+                finish_reason=result.finish_reason,
             )
-            raise err from exc
-        choice = (field(response, "choices") or [None])[0]
-        message = field(choice, "message")
-        assembler = ToolCallAssembler()
-        assembler.add(field(message, "tool_calls"))
-        result = Completion(
-            text=field(message, "content") or "",
-            tool_calls=assembler.finish(),
-            model=field(response, "model") or str(prof.model),
-            usage=parse_usage(field(response, "usage")) or Usage(),
-            finish_reason=field(choice, "finish_reason"),
-        )
         log.info(
             "llm.complete.finished",
             model=result.model,
@@ -197,3 +210,17 @@ class LiteLLMClient:
             duration_s=round(time.monotonic() - started, 3),
         )
         return result
+
+
+def _completion(response: Any, model: str) -> Completion:
+    choice = (field(response, "choices") or [None])[0]
+    message = field(choice, "message")
+    assembler = ToolCallAssembler()
+    assembler.add(field(message, "tool_calls"))
+    return Completion(
+        text=field(message, "content") or "",
+        tool_calls=assembler.finish(),
+        model=field(response, "model") or model,
+        usage=parse_usage(field(response, "usage")) or Usage(),
+        finish_reason=field(choice, "finish_reason"),
+    )

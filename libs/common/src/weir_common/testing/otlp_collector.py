@@ -1,12 +1,15 @@
 """A real OTLP/HTTP trace receiver on loopback, for tests that follow a trace across processes.
 
 Services export with the ordinary OTLP/HTTP exporter (`OTEL_EXPORTER_OTLP_ENDPOINT`); this
-server decodes the protobuf requests and keeps the spans.
+server decodes the protobuf requests and keeps the spans. With `forward_to` set it also
+relays each request's bytes unchanged to another OTLP/HTTP receiver (a real trace viewer), so
+one running product can be checked against a viewer without starting it again.
 """
 
 from __future__ import annotations
 
 import threading
+import urllib.request
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -41,6 +44,10 @@ class OTLPCollector:
 
     def __init__(self, host: str = "127.0.0.1") -> None:
         self.spans: list[ReceivedSpan] = []
+        #: base URL of an OTLP/HTTP receiver that gets a copy of every request, when set
+        self.forward_to: str | None = None
+        #: relays the receiver did not accept (status or error), for the test to assert on
+        self.forward_failures: list[str] = []
         self._lock = threading.Lock()
         collector = self
 
@@ -50,6 +57,7 @@ class OTLPCollector:
                 request = ExportTraceServiceRequest()
                 request.ParseFromString(body)
                 collector._keep(request)
+                collector._forward(body)
                 reply = ExportTraceServiceResponse().SerializeToString()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
@@ -85,6 +93,23 @@ class OTLPCollector:
         ]
         with self._lock:
             self.spans.extend(received)
+
+    def _forward(self, body: bytes) -> None:
+        target = self.forward_to
+        if target is None:
+            return
+        relay = urllib.request.Request(  # noqa: S310 - a loopback receiver of the test
+            f"{target.rstrip('/')}/v1/traces",
+            data=body,
+            headers={"Content-Type": "application/x-protobuf"},
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(relay, timeout=10) as response:  # noqa: S310
+                if response.status != 200:
+                    self.forward_failures.append(f"status {response.status}")
+        except OSError as exc:
+            self.forward_failures.append(f"{type(exc).__name__}: {exc}")
 
     def services_by_trace(self) -> dict[str, set[str]]:
         """For each trace id, the services that reported spans in it."""
