@@ -62,6 +62,8 @@ class AuthError(Exception):
 
 URL_IDENTITY = ("token", "user")
 """Query parameters that would carry an identity in a URL (which ends up in proxy logs)."""
+USER_FILTER_PATHS = ("/api/runs",)
+"""Where `?user=` is a filter of what is listed (whose runs), never who the caller is."""
 
 
 async def http_principal(request: Request) -> Principal:
@@ -69,7 +71,10 @@ async def http_principal(request: Request) -> Principal:
     URL tries to name one: `?token=` / `?user=` are refused, whatever the headers say)."""
     auth: Authenticator = request.app.state.auth
     peer = request.client.host if request.client else None
-    if any(name in request.query_params for name in URL_IDENTITY):
+    named = [name for name in URL_IDENTITY if name in request.query_params]
+    if request.url.path in USER_FILTER_PATHS:
+        named = [name for name in named if name != "user"]
+    if named:
         raise _unauthorized("no identity in the URL: send an Authorization header")
     try:
         return await auth.identify(Credentials(request.headers, peer))
