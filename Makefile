@@ -3,7 +3,7 @@
 
 SHELL := /bin/bash
 PY := .venv/bin/python
-PYTEST := $(PY) -m pytest -p no:cacheprovider
+PYTEST := $(PY) -m pytest -p no:cacheprovider --durations=8
 UV := python3 -m uv
 
 .PHONY: help setup traces-env run chat test test-unit test-integration test-integration-tansu test-e2e \
