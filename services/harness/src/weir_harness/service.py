@@ -24,6 +24,7 @@ import structlog
 from weir_common.events import ChatRequested, Event, HarnessResult, RunFailed, StepFailed
 from weir_harness.budget import fit, size_of
 from weir_harness.capabilities import Capabilities
+from weir_harness.diagnosis import diagnose, judge
 from weir_harness.models import Run, RunStatus
 from weir_harness.repository import RunRepository, RunTx
 from weir_harness.settings import HarnessSettings
@@ -224,6 +225,8 @@ class RunService:
     async def _close(self, tx: RunTx, run: Run, status: RunStatus, out: _Out) -> None:
         run.status, run.pending_event_id, run.deadline, run.retry_at = status, None, None, None
         await tx.save(run)
+        steps = await tx.step_log(run.run_id)
+        await tx.end(run.run_id, diagnose(run, steps), judge(run, steps))
         log.info("run.closed", run_id=run.run_id, status=status.value)
         await tx.lock_conversation(run.conversation_id)
         queued = await tx.next_queued(run.conversation_id)
