@@ -4,6 +4,7 @@ user (403 for the list, 404 for the run) and by an admin."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
@@ -25,11 +26,16 @@ def user_of(chat: ChatClient) -> str:
 
 
 async def record(product: Services, run_id: str, user: str) -> dict[str, Any]:
+    """The run's record once it has ended (a `done` frame comes before the turn is stored)."""
     async with httpx.AsyncClient(base_url=product.url("gateway")) as http:
-        found = await http.get(f"/api/runs/{run_id}", headers={"X-User-Id": user})
-    assert found.status_code == 200, found.text
-    body: dict[str, Any] = found.json()
-    return body
+        for _ in range(100):
+            found = await http.get(f"/api/runs/{run_id}", headers={"X-User-Id": user})
+            assert found.status_code == 200, found.text
+            body: dict[str, Any] = found.json()
+            if body["ended_at"] is not None:
+                return body
+            await asyncio.sleep(0.2)
+    raise AssertionError(f"run {run_id} did not end: {body}")
 
 
 async def run_of(chat: ChatClient, text: str) -> tuple[str, dict[str, Any]]:
@@ -66,7 +72,7 @@ async def test_a_tool_result_backs_a_completed_run_and_a_refused_repeat_is_block
             *(
                 ScriptRule(match="Kyoto", tool_calls=[tokyo], once=True, with_tools=True)
                 for _ in range(2)
-            ),  # fmt: skip
+            ),
             ScriptRule(match="Kyoto", text="Kyoto shares Tokyo's time zone."),
         ]
     )
@@ -140,6 +146,7 @@ async def test_runs_are_listed_for_their_owner_and_for_admins_only(
 ) -> None:
     llm.set_script([ScriptRule(match="heron", text="Herons stand still.")])
     ids = [(await run_of(chat, f"heron fact {i}"))[0] for i in range(3)]
+    await record(product, ids[-1], user_of(chat))  # every one has ended
     me = {"X-User-Id": user_of(chat)}
     other = {"X-User-Id": f"u-{new_id()[:6]}"}
     async with httpx.AsyncClient(base_url=product.url("gateway")) as http:
