@@ -46,12 +46,12 @@ async def run_of(chat: ChatClient, text: str) -> tuple[str, dict[str, Any]]:
 async def test_a_plain_answer_is_completed_with_its_timeline(
     product: Services, chat: ChatClient, llm: ScriptedLLM
 ) -> None:
-    llm.set_script([ScriptRule(match="otters", text="Otters hold hands while they sleep.")])
-    run_id, final = await run_of(chat, "Tell me something nice about otters")
+    llm.set_script([ScriptRule(match="Hello", text="Hello! How can I help?")])
+    run_id, final = await run_of(chat, "Hello!")
     assert final["type"] == "done"
     found = await record(product, run_id, user_of(chat))
     assert found["status"] == "completed"
-    assert found["text"] == "Otters hold hands while they sleep."
+    assert found["text"] == "Hello! How can I help?"
     assert found["user_id"] == user_of(chat)
     assert found["ended_at"] is not None
     assert found["verdict"]["verdict"] == "completed", found["verdict"]
@@ -61,6 +61,22 @@ async def test_a_plain_answer_is_completed_with_its_timeline(
     assert events["answer.generated"]["detail"]["model"]
     assert events["answer.generated"]["duration_ms"] is not None
     assert [e["seq"] for e in found["timeline"]] == sorted(e["seq"] for e in found["timeline"])
+
+
+async def test_a_knowledge_question_without_sources_is_unverifiable(
+    product: Services, chat: ChatClient, llm: ScriptedLLM
+) -> None:
+    llm.set_script([ScriptRule(match="otters", text="Otters hold hands while they sleep.")])
+    run_id, final = await run_of(chat, "Tell me something nice about otters")
+    assert final["type"] == "done"
+    assert final["route"] == "rag", final
+    found = await record(product, run_id, user_of(chat))
+    assert found["verdict"] == {
+        "verdict": "unverifiable",
+        "evidence": ["the knowledge base was searched and nothing was found"],
+    }
+    retrieval = next(e for e in found["timeline"] if e["event"] == "rag.retrieve.completed")
+    assert retrieval["detail"] == {"passages": 0, "sources": [], "chunk_ids": []}
 
 
 async def test_a_tool_result_backs_a_completed_run_and_a_refused_repeat_is_blocked(
@@ -161,7 +177,8 @@ async def test_runs_are_listed_for_their_owner_and_for_admins_only(
         item = first["runs"][0]
         assert item["user_id"] == me["X-User-Id"]
         assert item["status"] == "completed"
-        assert item["verdict"]["verdict"] == "completed"
+        assert item["verdict"]["verdict"] == "unverifiable"  # a knowledge question, no sources
+        assert item["diagnosis"]["level"] in ("normal", "warning")
         assert item["text_preview"] == "heron fact 2"
 
         assert (await http.get("/api/runs", headers=other)).json() == {"runs": [], "next": None}
@@ -171,12 +188,18 @@ async def test_runs_are_listed_for_their_owner_and_for_admins_only(
 
         as_admin = await http.get("/api/runs", params={"user": me["X-User-Id"]}, headers=ADMIN)
         assert [r["run_id"] for r in as_admin.json()["runs"]] == list(reversed(ids))
-        verdicts = await http.get(
+        failed = await http.get(
             "/api/runs",
             params={"user": me["X-User-Id"], "verdict": "failed", "status": "failed"},
             headers=ADMIN,
         )
-        assert verdicts.json()["runs"] == []
+        assert failed.json()["runs"] == []
+        unverifiable = await http.get(
+            "/api/runs",
+            params={"user": me["X-User-Id"], "verdict": "unverifiable", "status": "completed"},
+            headers=ADMIN,
+        )
+        assert len(unverifiable.json()["runs"]) == 3
         assert (await http.get(f"/api/runs/{ids[0]}", headers=ADMIN)).status_code == 200
         bad = await http.get("/api/runs", params={"before": "garbage"}, headers=me)
         assert bad.status_code == 422
