@@ -203,3 +203,5 @@ async def test_runs_are_listed_for_their_owner_and_for_admins_only(
         assert (await http.get(f"/api/runs/{ids[0]}", headers=ADMIN)).status_code == 200
         bad = await http.get("/api/runs", params={"before": "garbage"}, headers=me)
         assert bad.status_code == 422
+        # `?user=` filters this list; a credential in the URL is refused as everywhere
+        assert (await http.get("/api/runs", params={"token": "x"}, headers=me)).status_code == 401

@@ -11,11 +11,12 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 from pydantic import BaseModel, Field
 
-from weir_gateway.auth import Principal, http_principal
+from weir_gateway.auth import Principal, http_principal_with_user_filter
 from weir_gateway.runs_api import Diagnosis, Verdict
 
 router = APIRouter(prefix="/api/runs", tags=["runs"])
-Caller = Annotated[Principal, Depends(http_principal)]
+# `?user=` here filters the list (a user may name only themselves): it is no identity
+Caller = Annotated[Principal, Depends(http_principal_with_user_filter)]
 ClientStatus = Literal["running", "completed", "failed"]
 
 # a client's run status as the harness's states (an answered run is complete for a client)
