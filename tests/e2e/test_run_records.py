@@ -103,6 +103,32 @@ async def test_a_tool_result_backs_a_completed_run_and_a_refused_repeat_is_block
     assert calls[0]["detail"]["is_error"] is False
 
 
+async def test_a_loop_cut_by_its_model_turn_budget_is_partial(
+    product: Services, chat: ChatClient, llm: ScriptedLLM
+) -> None:
+    zones = ["Asia/Tokyo", "Europe/London", "Europe/Paris", "Europe/Berlin", "Asia/Dubai",
+             "Atlantic/Reykjavik", "Australia/Sydney"]  # fmt: skip
+    calls = [ScriptToolCall(name="get_current_time", arguments={"timezone": z}) for z in zones]
+    llm.set_script(
+        [
+            *(
+                ScriptRule(match="Reykjavik", tool_calls=[c], once=True, with_tools=True)
+                for c in calls
+            ),
+            ScriptRule(match="Reykjavik", text="Here are the times I could get."),
+        ]
+    )
+    run_id, final = await run_of(
+        chat, "What time is it in Tokyo, and then compare it with London, Paris and Reykjavik"
+    )
+    assert final["type"] == "done", final
+    found = await record(product, run_id, user_of(chat))
+    assert found["diagnosis"]["level"] == "budget_exhausted", found["diagnosis"]
+    assert any("model-turn budget" in h for h in found["diagnosis"]["hints"])
+    assert found["verdict"]["verdict"] == "partial", found["verdict"]
+    assert any("cut short" in e for e in found["verdict"]["evidence"])
+
+
 async def test_a_tool_error_makes_the_run_partial(
     product: Services, chat: ChatClient, llm: ScriptedLLM
 ) -> None:
