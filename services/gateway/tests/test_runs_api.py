@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from weir_gateway.runs_api import answer_of
+from weir_gateway.runs_api import answer_of, record_answer
 
 pytestmark = pytest.mark.unit
 
@@ -52,3 +52,39 @@ def test_a_failed_run_says_why() -> None:
         "could not generate the answer (tried 3 times); the run failed — try again later"
     )
     assert answer.client_message_id == "m1"
+
+
+def test_a_whole_record_adds_ids_times_diagnosis_verdict_and_timeline() -> None:
+    event = {"seq": 1, "at": "2026-01-01T00:00:00+00:00", "step": "route.requested",
+             "kind": "result", "attempt": 1, "event": "route.decided",
+             "detail": {"route": "plain_chat"}, "duration_ms": 12.5}  # fmt: skip
+    found = record_answer(
+        {
+            "run": {**_run("failed"), "conversation_id": "c1"},
+            "created_at": "2026-01-01T00:00:00+00:00",
+            "ended_at": "2026-01-01T00:00:01+00:00",
+            "diagnosis": {"level": "error", "hints": ["answer.generate.requested failed"]},
+            "verdict": {"verdict": "failed", "evidence": ["no answer was given"]},
+            "timeline": [event],
+        }
+    )
+    assert (found.user_id, found.conversation_id) == ("ada", "c1")
+    assert found.ended_at is not None
+    assert found.diagnosis is not None
+    assert found.diagnosis.level == "error"
+    assert found.verdict is not None
+    assert found.verdict.verdict == "failed"
+    assert found.timeline is not None
+    assert found.timeline[0].duration_ms == 12.5
+    assert found.error is not None
+    assert "model down" not in found.model_dump_json()  # the raw reason stays with ops
+
+
+def test_a_running_record_has_no_verdict_yet() -> None:
+    found = record_answer({"run": _run("running"), "diagnosis": None, "verdict": None})
+    assert (found.status, found.diagnosis, found.verdict, found.timeline) == (
+        "running",
+        None,
+        None,
+        [],
+    )

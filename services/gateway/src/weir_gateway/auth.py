@@ -62,19 +62,24 @@ class AuthError(Exception):
 
 URL_IDENTITY = ("token", "user")
 """Query parameters that would carry an identity in a URL (which ends up in proxy logs)."""
-USER_FILTER_PATHS = ("/api/runs",)
-"""Where `?user=` is a filter of what is listed (whose runs), never who the caller is."""
 
 
 async def http_principal(request: Request) -> Principal:
     """FastAPI dependency for HTTP routes: the caller, or 401 with the reason (also when the
     URL tries to name one: `?token=` / `?user=` are refused, whatever the headers say)."""
+    return await _identify(request, URL_IDENTITY)
+
+
+async def http_principal_with_user_filter(request: Request) -> Principal:
+    """As `http_principal`, for a route whose `?user=` is a filter, never an identity (the
+    run list: the route itself refuses a user naming someone else); `?token=` is refused."""
+    return await _identify(request, ("token",))
+
+
+async def _identify(request: Request, refused: tuple[str, ...]) -> Principal:
     auth: Authenticator = request.app.state.auth
     peer = request.client.host if request.client else None
-    named = [name for name in URL_IDENTITY if name in request.query_params]
-    if request.url.path in USER_FILTER_PATHS:
-        named = [name for name in named if name != "user"]
-    if named:
+    if any(name in request.query_params for name in refused):
         raise _unauthorized("no identity in the URL: send an Authorization header")
     try:
         return await auth.identify(Credentials(request.headers, peer))

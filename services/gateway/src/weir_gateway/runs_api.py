@@ -42,8 +42,35 @@ class RunError(BaseModel):
     message: str
 
 
+class Diagnosis(BaseModel):
+    """How a run went, by rule (harness `weir_harness.diagnosis`)."""
+
+    level: Literal["normal", "warning", "error", "blocked", "budget_exhausted"]
+    hints: list[str] = Field(default_factory=list)
+
+
+class Verdict(BaseModel):
+    """Whether a run did what was asked, by rule, with the evidence for it."""
+
+    verdict: Literal["completed", "partial", "failed", "unverifiable", "needs_human"]
+    evidence: list[str] = Field(default_factory=list)
+
+
+class TimelineEvent(BaseModel):
+    """One entry of a run's step log: what it was and a few structured facts of it."""
+
+    seq: int
+    at: datetime
+    step: str
+    kind: str = Field(description="request | command | result | timeout | resend | budget")
+    attempt: int
+    event: str = Field(description="The event type, e.g. route.decided, or the kind.")
+    detail: dict[str, Any] = Field(default_factory=dict)
+    duration_ms: float | None = Field(default=None, description="A result after its command.")
+
+
 class RunAnswer(BaseModel):
-    """A run's outcome as its owner sees it."""
+    """A run's outcome as its owner sees it (the record fields are None for a resume)."""
 
     run_id: str
     status: Literal["running", "completed", "failed"]
@@ -53,6 +80,13 @@ class RunAnswer(BaseModel):
     offline: bool = False
     error: RunError | None = None
     client_message_id: str | None = Field(default=None, description="The `id` of the chat frame.")
+    user_id: str | None = None
+    conversation_id: str | None = None
+    created_at: datetime | None = None
+    ended_at: datetime | None = None
+    diagnosis: Diagnosis | None = Field(default=None, description="Once the run ended.")
+    verdict: Verdict | None = Field(default=None, description="Once the run ended.")
+    timeline: list[TimelineEvent] | None = None
 
     def final_frame(self, ids: Frame) -> Frame | None:
         """The `done` or `error` frame of a finished run (None while it runs)."""
@@ -83,13 +117,39 @@ def answer_of(run: dict[str, Any]) -> RunAnswer:
     )
 
 
-async def _record(runs: InternalClient, run_id: str) -> dict[str, Any] | None:
+def record_answer(record: dict[str, Any]) -> RunAnswer:
+    """A whole run record (`GET /runs/{id}` of the harness) as the owner or an admin reads
+    it: the answer plus ids, times, diagnosis, verdict and timeline."""
+    run = record["run"]
+    return answer_of(run).model_copy(
+        update={
+            "user_id": run.get("user_id"),
+            "conversation_id": run.get("conversation_id"),
+            "created_at": record.get("created_at"),
+            "ended_at": record.get("ended_at"),
+            "diagnosis": Diagnosis.model_validate(record["diagnosis"])
+            if record.get("diagnosis")
+            else None,
+            "verdict": Verdict.model_validate(record["verdict"]) if record.get("verdict") else None,
+            "timeline": [TimelineEvent.model_validate(e) for e in record.get("timeline") or []],
+        }
+    )
+
+
+async def _whole(runs: InternalClient, run_id: str) -> dict[str, Any] | None:
     try:
         record: dict[str, Any] = await runs.request("GET", f"/runs/{quote(run_id, safe='')}")
     except HTTPException as exc:
         if exc.status_code == status.HTTP_404_NOT_FOUND:
             return None
         raise
+    return record
+
+
+async def _record(runs: InternalClient, run_id: str) -> dict[str, Any] | None:
+    record = await _whole(runs, run_id)
+    if record is None:
+        return None
     run: dict[str, Any] = record["run"]
     return run
 
@@ -138,8 +198,10 @@ async def look_up(runs: InternalClient, hub: ReplyHub, stream: RunStream) -> boo
 
 @router.get("/{run_id}")
 async def get_run(run_id: str, request: Request, caller: Caller) -> RunAnswer:
-    """The run's status and, once finished, its whole answer or its error."""
-    found = await find_run(request.app.state.runs, run_id, caller)
-    if found is None:
+    """The run's status and, once finished, its whole answer or its error; its ids, times,
+    diagnosis, verdict and timeline (F41). Owner or admin; anyone else gets 404."""
+    record = await _whole(request.app.state.runs, run_id)
+    owner = record["run"].get("user_id") if record is not None else None
+    if record is None or (owner != caller.user_id and not caller.is_admin):
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run {run_id}")
-    return found
+    return record_answer(record)

@@ -6,27 +6,58 @@ gateway checks who may see which run before calling.
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Query
 from fastapi.encoders import jsonable_encoder
 
 from weir_common.service_auth import Token, require_service_token
+from weir_harness.diagnosis import timeline
 from weir_harness.repository import RunRepository
+from weir_harness.run_list import MAX_LIMIT, CursorError, RunQuery
 
 
 def make_router(repo: RunRepository, token: Token) -> APIRouter:
-    """`GET /runs/{run_id}` and `DELETE /users/{user_id}/runs`, both requiring `token`."""
+    """`GET /runs`, `GET /runs/{run_id}` and `DELETE /users/{user_id}/runs`, all requiring
+    `token`."""
     router = APIRouter(tags=["runs"], dependencies=[require_service_token(token)])
+
+    @router.get("/runs")
+    async def list_runs(
+        *,
+        user: str | None = None,
+        conversation: str | None = None,
+        status: Annotated[list[str] | None, Query()] = None,
+        verdict: str | None = None,
+        since: datetime | None = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 50,
+        before: str | None = None,
+    ) -> dict[str, Any]:
+        """Runs, recent first, filtered; `next` is the `before` of the following page."""
+        query = RunQuery(user=user, conversation=conversation, status=status or [],
+                         verdict=verdict, since=since, limit=limit, before=before)  # fmt: skip
+        try:
+            runs, after = await repo.list_runs(query)
+        except CursorError as exc:
+            raise HTTPException(status_code=422, detail=str(exc)) from exc
+        return {"runs": jsonable_encoder(runs), "next": after}
 
     @router.get("/runs/{run_id}")
     async def run_record(run_id: str) -> dict[str, Any]:
-        """The run record: status, state snapshot and every step with its payload."""
+        """The run record: status, state snapshot, every step with its payload, and the
+        record columns: created_at, ended_at, diagnosis, verdict, timeline."""
         found = await repo.record(run_id)
         if found is None:
             raise HTTPException(status_code=404, detail=f"no run {run_id}")
         run, steps = found
-        return {"run": run.model_dump(mode="json"), "steps": jsonable_encoder(steps)}
+        outcome = await repo.outcome(run_id) or {}
+        return {
+            "run": run.model_dump(mode="json"),
+            "steps": jsonable_encoder(steps),
+            **jsonable_encoder(outcome),
+            "timeline": jsonable_encoder(timeline(steps)),
+        }
 
     @router.delete("/users/{user_id}/runs")
     async def forget_runs(user_id: str) -> dict[str, Any]:

@@ -88,12 +88,16 @@ def _relay_policy(settings: HarnessSettings) -> RelayPolicy:
 
 async def scrub_forever(repo: RunRepository, settings: HarnessSettings) -> None:
     """Every `scrub_interval_s`: remove the text of private runs that ended more than
-    `private_text_retention_s` ago (a resume within that time still gets the answer)."""
+    `private_text_retention_s` ago (a resume within that time still gets the answer), and
+    prune the step payloads of runs that ended more than `run_step_retention_days` ago."""
     while True:
         try:
             scrubbed = await repo.scrub_private(settings.private_text_retention_s)
             if scrubbed:
                 log.info("runs.private_scrubbed", runs=scrubbed)
+            pruned = await repo.prune_steps(settings.run_step_retention_days)
+            if pruned:
+                log.info("runs.steps_pruned", runs=pruned)
         except Exception:
             log.exception("runs.scrub_failed")
         await asyncio.sleep(settings.scrub_interval_s)

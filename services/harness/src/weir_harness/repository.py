@@ -14,6 +14,7 @@ from weir_common.events import Event
 from weir_common.migrations import migrate_package
 from weir_common.topics import Topics
 from weir_harness.models import ACTIVE, Run, RunStatus
+from weir_harness.run_list import RunQuery, list_page
 
 # Column names are constants of this module, never input: S608 does not apply.
 _COLUMNS = (
@@ -97,6 +98,42 @@ class RunTx:
             " 'intent', state -> 'intent', 'offline', state -> 'offline'))"
             " WHERE run_id = ANY($1::text[])",
             ids,
+        )
+        return len(ids)
+
+    async def end(self, run_id: str, diagnosis: dict[str, Any], verdict: dict[str, Any]) -> None:
+        """Mark the run ended now, with its diagnosis and verdict (`weir_harness.diagnosis`)."""
+        await self._conn.execute(
+            "UPDATE runs SET ended_at = now(), diagnosis = $2, verdict = $3,"
+            " verdict_evidence = $4 WHERE run_id = $1",
+            run_id,
+            diagnosis,
+            verdict["verdict"],
+            verdict["evidence"],
+        )
+
+    async def prune_steps(self, ended_before: datetime, limit: int = 500) -> int:
+        """Replace the step payloads of runs that ended before `ended_before` with
+        `{"pruned": true}`; the rows (kinds, steps, times) and the run's diagnosis and
+        verdict stay. The number of runs pruned."""
+        rows = await self._conn.fetch(
+            "SELECT run_id FROM runs WHERE steps_pruned_at IS NULL AND ended_at IS NOT NULL"
+            " AND ended_at < $1 AND namespace IN ($2, '')"
+            " ORDER BY ended_at LIMIT $3 FOR UPDATE SKIP LOCKED",
+            ended_before,
+            self._namespace,
+            limit,
+        )
+        ids = [r["run_id"] for r in rows]
+        if not ids:
+            return 0
+        await self._conn.execute(
+            "UPDATE run_steps SET payload = '{\"pruned\": true}'::jsonb"
+            " WHERE run_id = ANY($1::text[])",
+            ids,
+        )
+        await self._conn.execute(
+            "UPDATE runs SET steps_pruned_at = now() WHERE run_id = ANY($1::text[])", ids
         )
         return len(ids)
 
@@ -192,6 +229,25 @@ class RunTx:
         # delivered at commit, once per transaction: wakes a relay leader in another replica
         await self._conn.execute("SELECT pg_notify($1, '')", OUTBOX_CHANNEL)
 
+    @property
+    def connection(self) -> asyncpg.Connection:
+        """The transaction's connection (for read-only queries of other modules)."""
+        return self._conn
+
+    async def outcome(self, run_id: str) -> dict[str, Any] | None:
+        """The run's record columns (see `RunRepository.outcome`)."""
+        row = await self._conn.fetchrow(
+            "SELECT created_at, ended_at, diagnosis, verdict, verdict_evidence, steps_pruned_at"
+            " FROM runs WHERE run_id = $1",
+            run_id,
+        )
+        if row is None:
+            return None
+        found = dict(row)
+        verdict, evidence = found.pop("verdict"), found.pop("verdict_evidence")
+        found["verdict"] = {"verdict": verdict, "evidence": evidence or []} if verdict else None
+        return found
+
     async def step_log(self, run_id: str) -> list[dict[str, Any]]:
         """The step log of a run, in order."""
         rows = await self._conn.fetch(
@@ -273,3 +329,20 @@ class RunRepository:
         async with self.transaction() as tx:
             run = await tx.get(run_id)
             return (run, await tx.step_log(run_id)) if run is not None else None
+
+    async def outcome(self, run_id: str) -> dict[str, Any] | None:
+        """The run's record columns: created_at, ended_at, diagnosis, verdict (None
+        while it runs), steps_pruned_at."""
+        async with self.transaction() as tx:
+            return await tx.outcome(run_id)
+
+    async def prune_steps(self, retention_days: float) -> int:
+        """Prune the step payloads of runs that ended more than `retention_days` ago."""
+        ended_before = datetime.now(UTC) - timedelta(days=retention_days)
+        async with self.transaction() as tx:
+            return await tx.prune_steps(ended_before)
+
+    async def list_runs(self, query: RunQuery) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of runs, recent first, and the cursor of the next page (None: last)."""
+        async with self.transaction() as tx:
+            return await list_page(tx.connection, query)

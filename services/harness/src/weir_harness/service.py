@@ -25,6 +25,7 @@ from weir_common.events import ChatRequested, Event, HarnessResult, RunFailed, S
 from weir_common.metrics import RUNS, STEP_SECONDS
 from weir_harness.budget import fit, size_of
 from weir_harness.capabilities import Capabilities
+from weir_harness.diagnosis import diagnose, judge
 from weir_harness.models import Run, RunStatus
 from weir_harness.repository import RunRepository, RunTx
 from weir_harness.settings import HarnessSettings
@@ -240,6 +241,8 @@ class RunService:
         run.status, run.pending_event_id, run.deadline, run.retry_at = status, None, None, None
         await tx.save(run)
         RUNS.labels(status.value).inc()
+        steps = await tx.step_log(run.run_id)
+        await tx.end(run.run_id, diagnose(run, steps), judge(run, steps))
         log.info("run.closed", run_id=run.run_id, status=status.value)
         await tx.lock_conversation(run.conversation_id)
         queued = await tx.next_queued(run.conversation_id)

@@ -31,6 +31,12 @@ class HarnessSettings(WeirSettings):
     scrub_interval_s: float = Field(
         default=30.0, gt=0, description="How often finished private runs are scrubbed."
     )
+    run_step_retention_days: float = Field(
+        default=30.0,
+        ge=0,
+        description="How long a finished run keeps its step payloads; then they are pruned "
+        "to {'pruned': true} (the steps' kinds and times, the diagnosis and verdict stay).",
+    )
     outbox_poll_interval_s: float = Field(
         default=1.0, gt=0, description="How often the outbox relay looks without being woken."
     )
