@@ -269,6 +269,7 @@ async def start_chat(
                 client_message_id=stream.client_message_id,
                 run_id=stream.run_id,
                 conversation_id=internal_conversation_id(chat.user_id, stream.conversation_id),
+                client_conversation_id=stream.conversation_id,
                 user_id=chat.user_id,
             ),
         )

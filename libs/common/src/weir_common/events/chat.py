@@ -25,6 +25,11 @@ class ChatRequested(Event):
     client_message_id: str | None = Field(
         default=None, description="The client's own id for this message, echoed back."
     )
+    client_conversation_id: str | None = Field(
+        default=None,
+        description="The conversation id the client named (`conversation_id` is its bus-wide,"
+        " per-user id).",
+    )
 
 
 class AnswerDelta(Event):
@@ -56,3 +61,11 @@ class RunFailed(Event):
     type: Literal["run.failed"] = "run.failed"
     code: str = Field(examples=["step_exhausted", "invalid_request"])
     reason: str
+
+
+class ConversationTitled(Event):
+    """Memory → the requester's `reply_to`: a conversation got its automatic title."""
+
+    type: Literal["conversation.titled"] = "conversation.titled"
+    client_conversation_id: str = Field(description="The conversation id the client knows.")
+    title: str = Field(examples=["Planning a trip to Kyoto"])
