@@ -75,7 +75,7 @@ def make_conversations_router(
         try:
             page, next_cursor = await call(lambda c: c.page(user_id, limit, before))
         except ValueError as exc:
-            raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, "bad cursor") from exc
+            raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "bad cursor") from exc
         return {"conversations": [c.public() for c in page], "next": next_cursor}
 
     @router.get("/{user_id}/{conversation_id}")
@@ -89,7 +89,7 @@ def make_conversations_router(
     async def rename(user_id: str, conversation_id: str, body: RenameBody) -> dict[str, Any]:
         title = body.title.strip()
         if not title:
-            raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, "empty title")
+            raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "empty title")
         return found(await call(lambda c: c.rename(user_id, conversation_id, title))).public()
 
     @router.delete("/{user_id}/{conversation_id}", status_code=status.HTTP_204_NO_CONTENT)
