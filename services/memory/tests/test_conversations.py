@@ -140,7 +140,7 @@ async def test_another_users_conversation_is_not_found(
         await http.patch(f"/conversations/{other}/bus-c-9", json={"title": "x"})
     ).status_code == 404
     assert (await http.get(f"/conversations/{other}")).json()["conversations"] == []
-    assert (await http.delete(f"/conversations/{other}/bus-c-9")).status_code == 204
+    assert (await http.delete(f"/conversations/{other}/bus-c-9")).json() == {"deleted": False}
     assert (await http.get(f"/conversations/{user}/bus-c-9")).status_code == 200, "still there"
 
 
@@ -151,8 +151,8 @@ async def test_delete_removes_what_memory_keeps_and_is_idempotent(
     first = turn(user, "c-d", "My favourite colour is teal", wall)
     await say(memory, first)
     assert await long_term.sessions.store.get(user, "bus-c-d") is not None
-    assert (await http.delete(f"/conversations/{user}/bus-c-d")).status_code == 204
-    assert (await http.delete(f"/conversations/{user}/bus-c-d")).status_code == 204
+    assert (await http.delete(f"/conversations/{user}/bus-c-d")).json() == {"deleted": True}
+    assert (await http.delete(f"/conversations/{user}/bus-c-d")).json() == {"deleted": False}
     assert (await http.get(f"/conversations/{user}/bus-c-d")).status_code == 404
     assert (await http.get(f"/conversations/{user}")).json()["conversations"] == []
     assert await long_term.sessions.store.get(user, "bus-c-d") is None

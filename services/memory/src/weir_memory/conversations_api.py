@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, HTTPException, Query, Response, status
+from fastapi import APIRouter, HTTPException, Query, status
 from pydantic import BaseModel, Field
 
 from .conversations.service import Conversations
@@ -92,9 +92,9 @@ def make_conversations_router(
             raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "empty title")
         return found(await call(lambda c: c.rename(user_id, conversation_id, title))).public()
 
-    @router.delete("/{user_id}/{conversation_id}", status_code=status.HTTP_204_NO_CONTENT)
-    async def delete(user_id: str, conversation_id: str) -> Response:
-        await call(lambda c: c.delete(user_id, conversation_id))
-        return Response(status_code=status.HTTP_204_NO_CONTENT)
+    @router.delete("/{user_id}/{conversation_id}")
+    async def delete(user_id: str, conversation_id: str) -> dict[str, bool]:
+        """Idempotent: `deleted` says whether there was one to delete."""
+        return {"deleted": await call(lambda c: c.delete(user_id, conversation_id))}
 
     return router
