@@ -12,7 +12,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from weir_common.events import Passage, TurnCompleted
+from weir_common.events import Observation, Passage, TurnCompleted
 from weir_memory.conversations_api import make_conversations_router
 from weir_memory.flash import Flash
 from weir_memory.repository import InMemoryShortTermStore
@@ -63,7 +63,7 @@ async def test_first_turn_creates_and_titles_once(
     passage = Passage(chunk_id="c1", document_id="d1", source="guide.pdf", locator="p. 3",
                       text="the chunk", score=0.9)  # fmt: skip
     first = turn(user, "c-1", "How do I bake sourdough bread at home with a starter?", wall,
-                 sources=[passage])  # fmt: skip
+                 sources=[passage], route="rag")  # fmt: skip
     assert await say(memory, first) == "How do I bake sourdough bread at home"
     assert await say(memory, first) is None, "a redelivered turn titles nothing again"
     wall.advance(minutes=1)
@@ -86,6 +86,27 @@ async def test_first_turn_creates_and_titles_once(
     assert got["messages"][1]["run_id"] == first.run_id
     assert got["messages"][1]["sources"] == [{"chunk_id": "c1", "document_id": "d1",
         "source": "guide.pdf", "locator": "p. 3", "score": 0.9}]  # fmt: skip
+    assert got["messages"][1]["steps"] == [
+        {"kind": "retrieval", "content": "guide.pdf", "tool": None}
+    ]
+    assert got["messages"][1]["route"] == "rag"
+
+
+async def test_tool_calls_are_tool_messages_and_steps(
+    memory: MemoryService, http: httpx.AsyncClient, user: str, wall: WallClock
+) -> None:
+    call = Observation(tool="calculator", arguments={"expression": "6*7"}, content="42")
+    await say(memory, turn(user, "c-t", "What is 6*7?", wall, observations=[call], route="tool"))
+    got = (await http.get(f"/conversations/{user}/bus-c-t")).json()
+    assert [m["role"] for m in got["messages"]] == ["user", "tool", "assistant"]
+    tool = got["messages"][1]
+    assert (tool["tool"], tool["arguments"], tool["text"], tool["is_error"]) == (
+        "calculator", {"expression": "6*7"}, "42", False)  # fmt: skip
+    assert got["messages"][2]["steps"] == [
+        {"kind": "action", "content": '{"expression": "6*7"}', "tool": "calculator"},
+        {"kind": "observation", "content": "42", "tool": "calculator"},
+    ]
+    assert got["messages"][2]["route"] == "tool"
 
 
 async def test_the_users_title_is_never_overwritten(

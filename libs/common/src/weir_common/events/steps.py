@@ -148,6 +148,10 @@ class TurnCompleted(StepCommand):
     sources: list[Passage] = Field(
         default_factory=list, description="The passages the answer was given with."
     )
+    observations: list[Observation] = Field(
+        default_factory=list, description="The tool calls of the turn and what they returned."
+    )
+    route: str | None = Field(default=None, description="The route the turn took.")
 
 
 class TurnRecorded(StepResult):

@@ -71,6 +71,8 @@ class Conversations:
             created_at=at,
             private=cmd.private,
             sources=[p.model_dump(exclude={"text"}) for p in cmd.sources],
+            observations=[o.model_dump() for o in cmd.observations],
+            route=cmd.route,
         )
         client_id = cmd.client_conversation_id or conversation_id
         return await self.store.add_turn(cmd.user_id, conversation_id, client_id, turn)

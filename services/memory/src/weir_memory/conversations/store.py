@@ -50,14 +50,32 @@ class StoredTurn:
     created_at: datetime
     private: bool = False
     sources: list[dict[str, Any]] = field(default_factory=list)
+    observations: list[dict[str, Any]] = field(default_factory=list)
+    route: str | None = None
 
     def messages(self) -> list[dict[str, Any]]:
-        """The turn as the API's messages: the user's, then the assistant's."""
-        at = self.created_at.isoformat()
-        user = {"role": "user", "text": self.user_text, "run_id": self.run_id, "created_at": at}
-        answer = {"role": "assistant", "text": self.assistant_text, "run_id": self.run_id,
-                  "created_at": at, "sources": self.sources}  # fmt: skip
-        return [user, answer]
+        """The turn as the API's messages: the user's, one `tool` message per tool call,
+        then the assistant's with its sources and steps (shaped like the `step` frames)."""
+        ids = {"run_id": self.run_id, "created_at": self.created_at.isoformat()}
+        tools = [{"role": "tool", "text": o["content"], "tool": o["tool"],
+                  "arguments": o.get("arguments", {}), "is_error": o.get("is_error", False),
+                  **ids} for o in self.observations]  # fmt: skip
+        answer = {"role": "assistant", "text": self.assistant_text, "sources": self.sources,
+                  "steps": self.steps(), "route": self.route, **ids}  # fmt: skip
+        return [{"role": "user", "text": self.user_text, **ids}, *tools, answer]
+
+    def steps(self) -> list[dict[str, Any]]:
+        """The turn's visible steps: retrieval (its sources), then each tool action and its
+        observation, as `{"kind", "content", "tool"}`."""
+        found: list[dict[str, Any]] = []
+        if self.sources:
+            names = ", ".join(dict.fromkeys(str(p.get("source", "")) for p in self.sources))
+            found.append({"kind": "retrieval", "content": names, "tool": None})
+        for o in self.observations:
+            action = json.dumps(o.get("arguments", {}), ensure_ascii=False)
+            found.append({"kind": "action", "content": action, "tool": o["tool"]})
+            found.append({"kind": "observation", "content": o["content"], "tool": o["tool"]})
+        return found
 
 
 def encode_cursor(conversation: Conversation) -> str:
@@ -86,7 +104,7 @@ def _conversation(row: asyncpg.Record) -> Conversation:
 def _turn(row: asyncpg.Record) -> StoredTurn:
     return StoredTurn(
         row["run_id"], row["user_text"], row["assistant_text"], row["created_at"],
-        row["private"], json.loads(row["sources"]),
+        row["private"], json.loads(row["sources"]), json.loads(row["observations"]), row["route"],
     )  # fmt: skip
 
 
@@ -132,10 +150,11 @@ class ConversationStore:
                 return False
             status = await conn.execute(
                 "INSERT INTO memory_conversation_turns (user_id, run_id, conversation_id,"
-                " user_text, assistant_text, sources, private, created_at)"
-                " VALUES ($1,$2,$3,$4,$5,$6,$7,$8) ON CONFLICT DO NOTHING",
+                " user_text, assistant_text, sources, observations, route, private, created_at)"
+                " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10) ON CONFLICT DO NOTHING",
                 user_id, turn.run_id, conversation_id, turn.user_text, turn.assistant_text,
-                json.dumps(turn.sources), turn.private, turn.created_at,
+                json.dumps(turn.sources), json.dumps(turn.observations), turn.route,
+                turn.private, turn.created_at,
             )  # fmt: skip
         return bool(status.endswith(" 1"))
 
@@ -168,7 +187,8 @@ class ConversationStore:
         """The conversation's turns in order."""
         async with self._db.connection() as conn:
             rows = await conn.fetch(
-                "SELECT run_id, user_text, assistant_text, created_at, private, sources"
+                "SELECT run_id, user_text, assistant_text, created_at, private, sources,"
+                " observations, route"
                 " FROM memory_conversation_turns WHERE user_id = $1 AND conversation_id = $2"
                 " ORDER BY id",
                 user_id,

@@ -26,7 +26,9 @@ CREATE TABLE IF NOT EXISTS memory_conversation_turns (
     conversation_id text NOT NULL,
     user_text       text NOT NULL,
     assistant_text  text NOT NULL,
-    sources         jsonb NOT NULL DEFAULT '[]',
+    sources         jsonb NOT NULL DEFAULT '[]',  -- passages, without their text
+    observations    jsonb NOT NULL DEFAULT '[]',  -- tool calls and their results
+    route           text,
     private         boolean NOT NULL DEFAULT false,
     created_at      timestamptz NOT NULL,
     PRIMARY KEY (user_id, run_id)
