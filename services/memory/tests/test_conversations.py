@@ -184,9 +184,10 @@ async def test_delete_removes_what_memory_keeps_and_is_idempotent(
     assert (await http.get(f"/conversations/{user}/bus-c-d")).status_code == 404
 
 
-async def test_private_turns_are_listed_for_their_user(
-    memory: MemoryService, http: httpx.AsyncClient, user: str, wall: WallClock
-) -> None:
+async def test_private_turns_are_listed_for_their_user_until_their_ttl(
+    memory: MemoryService, long_term: LongTermMemory, http: httpx.AsyncClient, user: str,
+    wall: WallClock,
+) -> None:  # fmt: skip
     await say(memory, turn(user, "c-p", "a private thought", wall, private=True))
     [conv] = (await http.get(f"/conversations/{user}")).json()["conversations"]
     assert (conv["conversation_id"], conv["private"], conv["title"]) == (

@@ -74,11 +74,20 @@ def register_subscribers(
 
 
 class Schedule:
-    """The scheduled consolidation of every user (F34), as a background task."""
+    """The scheduled consolidation of every user (F34), and the pruning of private turns
+    from conversations after `private_ttl_s` (F07, F38), as a background task."""
 
-    def __init__(self, memory: MemoryService, interval_s: float) -> None:
+    def __init__(
+        self,
+        memory: MemoryService,
+        interval_s: float,
+        private_ttl_s: float = 86_400,
+        clock: Clock = utc_now,
+    ) -> None:
         self._memory = memory
         self._interval_s = interval_s
+        self._private_ttl_s = private_ttl_s
+        self._clock = clock
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -101,6 +110,12 @@ class Schedule:
                 await self._memory.long_term.consolidate_due(self._interval_s)
             except Exception as exc:  # a failed round must not end the schedule
                 log.warning("memory.consolidation_failed", error=str(exc))
+            conversations = self._memory.long_term.conversations
+            try:
+                if conversations is not None:
+                    await conversations.prune_private(self._private_ttl_s, self._clock())
+            except Exception as exc:  # likewise: tried again next round
+                log.warning("memory.private_prune_failed", error=str(exc))
 
 
 def create_app(
@@ -127,7 +142,7 @@ def create_app(
         broker, settings.topics, memory, settings.max_concurrency, settings.kafka_fetch_max_wait_ms
     )
     long_term = LongTermWiring(settings, flash, clock)
-    schedule = Schedule(memory, settings.consolidate_interval_s)
+    schedule = Schedule(memory, settings.consolidate_interval_s, settings.stm_ttl_s, clock)
 
     async def open_long_term() -> None:
         try:

@@ -3,7 +3,7 @@ turn (never over a title the user set), renamed, deleted."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import structlog
 
@@ -13,7 +13,7 @@ from ..flash import Flash
 from ..longterm.index import VectorIndex
 from ..sessions.service import chat_key, session_key
 from .store import Conversation, ConversationStore, StoredTurn, decode_cursor, encode_cursor
-from .title import make_title
+from .title import first_words, make_title
 
 log = structlog.get_logger(__name__)
 
@@ -48,6 +48,13 @@ class Conversations:
         if not await self.store.set_title(user_id, conversation_id, title, "user"):
             return None
         return await self.store.get(user_id, conversation_id)
+
+    async def prune_private(self, ttl_s: float, now: datetime) -> int:
+        """Private turns live as long as the short-term window keeps them (`ttl_s`)."""
+        pruned = await self.store.prune_private(now - timedelta(seconds=ttl_s))
+        if pruned:
+            log.info("conversations.private_pruned", turns=pruned)
+        return pruned
 
     async def delete(self, user_id: str, conversation_id: str) -> bool:
         """Delete the conversation and what memory keeps of it (its turns, chats, session and
@@ -87,7 +94,10 @@ class Conversations:
         turns = await self.store.turns(user_id, conversation_id)
         if not turns:
             return None
-        title = await make_title(self._flash, turns[0].user_text)
+        first = turns[0]
+        # a private turn leaves no summary (F38), not even a title: its own first words
+        title = first_words(first.user_text) if first.private else None
+        title = title or await make_title(self._flash, first.user_text)
         if not await self.store.set_title(user_id, conversation_id, title, "auto"):
             return None
         log.info("conversation.titled", user_id=user_id, conversation_id=conversation_id)

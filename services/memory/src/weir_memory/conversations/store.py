@@ -233,3 +233,18 @@ class ConversationStore:
                     conversation_id,
                 )
         return bool(status.endswith(" 1")), [r["run_id"] for r in runs]
+
+    async def prune_private(self, before: datetime) -> int:
+        """Delete private turns from before `before`, and private conversations idle since
+        then (their title is the user's words too); the number of turns deleted."""
+        async with self._db.transaction() as conn:
+            status = await conn.execute(
+                "DELETE FROM memory_conversation_turns WHERE private AND created_at < $1",
+                before,
+            )
+            await conn.execute(
+                "UPDATE memory_conversations SET deleted = true, title = ''"
+                " WHERE private AND NOT deleted AND updated_at < $1",
+                before,
+            )
+        return int(status.split()[-1])
