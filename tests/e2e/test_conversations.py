@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
+import websockets
 
 from weir_common.events import new_id
 from weir_common.testing.script import ScriptRule
@@ -92,6 +93,21 @@ async def test_another_users_conversation_is_not_found(
         assert patch.status_code == 404
         assert (await http.get("/api/conversations")).json()["conversations"] == []
         assert (await http.delete(f"/api/conversations/{conversation}")).status_code == 204
+    mallory = f"mallory-{new_id()[:6]}"
+    url = product.url("gateway").replace("http", "ws") + "/ws/chat"
+    async with websockets.connect(url, additional_headers={"X-User-Id": mallory}) as ws:
+        other = ChatClient(ws)
+        assert (await other.recv())["type"] == "ready"
+        llm.set_script([ScriptRule(match="<message>", text="Mallory's own")])
+        done = (await other.turn("show me the plans", conversation_id=conversation))[-1]
+        assert done["type"] == "done"
+        assert (await _title_frame(other))["title"] == "Mallory's own"
+    async with _api(product, mallory) as http:
+        hers = (await http.get(f"/api/conversations/{conversation}")).json()
+        asked = [m["text"] for m in hers["messages"] if m["role"] == "user"]
+        assert asked == ["show me the plans"], "the same id is a conversation of her own"
     async with _api(product, owner) as http:
         kept = (await http.get(f"/api/conversations/{conversation}")).json()
-        assert kept["conversation"]["title"] == "Secret plans", "another user's delete did nothing"
+        assert kept["conversation"]["title"] == "Secret plans", "her delete did nothing"
+        asked = [m["text"] for m in kept["messages"] if m["role"] == "user"]
+        assert asked == ["my secret plans"], "her chat did not join this conversation"

@@ -182,6 +182,11 @@ async def test_delete_removes_what_memory_keeps_and_is_idempotent(
     assert await long_term.conversations.store.turns(user, "bus-c-d") == []
     await say(memory, first)  # redelivered after the delete
     assert (await http.get(f"/conversations/{user}/bus-c-d")).status_code == 404
+    wall.advance(minutes=1)
+    assert await say(memory, turn(user, "c-d", "Starting over", wall)) == "Starting over"
+    again = (await http.get(f"/conversations/{user}/bus-c-d")).json()
+    assert [m["text"] for m in again["messages"]] == ["Starting over", "answer to Starting over"]
+    assert again["conversation"]["created_at"] == wall.now.isoformat(), "a new conversation"
 
 
 async def test_private_turns_are_listed_for_their_user_until_their_ttl(

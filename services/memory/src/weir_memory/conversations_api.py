@@ -95,6 +95,6 @@ def make_conversations_router(
     @router.delete("/{user_id}/{conversation_id}")
     async def delete(user_id: str, conversation_id: str) -> dict[str, bool]:
         """Idempotent: `deleted` says whether there was one to delete."""
-        return {"deleted": await call(lambda c: c.delete(user_id, conversation_id))}
+        return {"deleted": await call(lambda c: c.delete(user_id, conversation_id, clock()))}
 
     return router

@@ -56,10 +56,10 @@ class Conversations:
             log.info("conversations.private_pruned", turns=pruned)
         return pruned
 
-    async def delete(self, user_id: str, conversation_id: str) -> bool:
+    async def delete(self, user_id: str, conversation_id: str, at: datetime) -> bool:
         """Delete the conversation and what memory keeps of it (its turns, chats, session and
         their vectors); idempotent. True when it existed."""
-        existed, runs = await self.store.delete(user_id, conversation_id)
+        existed, runs = await self.store.delete(user_id, conversation_id, at)
         keys = [chat_key(user_id, r) for r in runs]
         await self._index.delete(user_id, [*keys, session_key(user_id, conversation_id)])
         log.info("conversation.deleted", user_id=user_id, conversation_id=conversation_id,
@@ -96,8 +96,10 @@ class Conversations:
             return None
         first = turns[0]
         # a private turn leaves no summary (F38), not even a title: its own first words
-        title = first_words(first.user_text) if first.private else None
-        title = title or await make_title(self._flash, first.user_text)
+        if first.private:
+            title = first_words(first.user_text) or "…"
+        else:
+            title = await make_title(self._flash, first.user_text)
         if not await self.store.set_title(user_id, conversation_id, title, "auto"):
             return None
         log.info("conversation.titled", user_id=user_id, conversation_id=conversation_id)

@@ -111,6 +111,23 @@ def _turn(row: asyncpg.Record) -> StoredTurn:
 _COLUMNS = "conversation_id, client_id, title, title_source, private, created_at, updated_at, id"
 
 
+# Creates the conversation, or bumps it; one deleted before the turn happened ($5) starts
+# afresh, one deleted after it stays deleted (the turn is a redelivery or was in flight).
+# Every right-hand side reads the row as it was.
+_ADD_TURN = """
+INSERT INTO memory_conversations AS c
+    (user_id, conversation_id, client_id, private, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $5)
+ON CONFLICT (user_id, conversation_id) DO UPDATE SET
+    deleted = c.deleted AND c.deleted_at >= $5,
+    created_at = CASE WHEN c.deleted AND c.deleted_at < $5 THEN $5 ELSE c.created_at END,
+    private = CASE WHEN c.deleted AND c.deleted_at < $5 THEN $4 ELSE c.private END,
+    updated_at = CASE WHEN c.deleted AND c.deleted_at >= $5 THEN c.updated_at
+                      ELSE GREATEST(c.updated_at, $5) END
+RETURNING deleted
+"""
+
+
 class ConversationStore:
     """`memory_conversations` and `memory_conversation_turns`."""
 
@@ -135,17 +152,12 @@ class ConversationStore:
     async def add_turn(
         self, user_id: str, conversation_id: str, client_id: str, turn: StoredTurn
     ) -> bool:
-        """Store a turn, creating its conversation and bumping its `updated_at`; False when
-        the run was stored before or the conversation was deleted."""
+        """Store a turn, creating its conversation (again, when it was deleted before the
+        turn) and bumping its `updated_at`; False when the run was stored before or the
+        conversation was deleted after the turn happened."""
         async with self._db.transaction() as conn:
-            deleted = await conn.fetchval(
-                "INSERT INTO memory_conversations (user_id, conversation_id, client_id,"
-                " private, created_at, updated_at) VALUES ($1,$2,$3,$4,$5,$5)"
-                " ON CONFLICT (user_id, conversation_id) DO UPDATE"
-                " SET updated_at = GREATEST(memory_conversations.updated_at, $5)"
-                " RETURNING deleted",
-                user_id, conversation_id, client_id, turn.private, turn.created_at,
-            )  # fmt: skip
+            deleted = await conn.fetchval(_ADD_TURN, user_id, conversation_id, client_id,
+                                          turn.private, turn.created_at)  # fmt: skip
             if deleted:
                 return False
             status = await conn.execute(
@@ -209,15 +221,19 @@ class ConversationStore:
             )  # fmt: skip
         return bool(status.endswith(" 1"))
 
-    async def delete(self, user_id: str, conversation_id: str) -> tuple[bool, list[str]]:
+    async def delete(
+        self, user_id: str, conversation_id: str, at: datetime
+    ) -> tuple[bool, list[str]]:
         """Mark the conversation deleted and delete its turns, chats and session; whether it
         existed, and the run ids of the chats deleted (their vectors go too)."""
         async with self._db.transaction() as conn:
             status = await conn.execute(
-                "UPDATE memory_conversations SET deleted = true, title = ''"
-                " WHERE user_id = $1 AND conversation_id = $2 AND NOT deleted",
+                "UPDATE memory_conversations SET deleted = true, deleted_at = $3, title = '',"
+                " title_source = 'auto' WHERE user_id = $1 AND conversation_id = $2"
+                " AND NOT deleted",
                 user_id,
                 conversation_id,
+                at,
             )
             runs = await conn.fetch(
                 "DELETE FROM memory_chats WHERE user_id = $1 AND conversation_id = $2"
@@ -243,8 +259,8 @@ class ConversationStore:
                 before,
             )
             await conn.execute(
-                "UPDATE memory_conversations SET deleted = true, title = ''"
-                " WHERE private AND NOT deleted AND updated_at < $1",
+                "UPDATE memory_conversations SET deleted = true, deleted_at = $1, title = '',"
+                " title_source = 'auto' WHERE private AND NOT deleted AND updated_at < $1",
                 before,
             )
         return int(status.split()[-1])

@@ -1,7 +1,9 @@
 -- Version 3: conversations (F07), owned by memory. `conversation_id` is the bus-wide id
 -- (per user, made by the gateway), `client_id` the id the user's client knows. A deleted
--- conversation keeps its row (`deleted`) and loses its turns: a turn redelivered later is
--- not written back. Turns include private ones: the user sees their own conversation.
+-- conversation keeps its row (`deleted`, `deleted_at`) and loses its turns: a turn that
+-- happened before the delete (redelivered, or in flight) is not written back, while a new
+-- chat on the same id starts it afresh. Turns include private ones (pruned after the
+-- short-term TTL): the user sees their own conversation.
 
 CREATE TABLE IF NOT EXISTS memory_conversations (
     user_id         text NOT NULL,
@@ -12,6 +14,7 @@ CREATE TABLE IF NOT EXISTS memory_conversations (
     title_source    text NOT NULL DEFAULT 'auto',  -- auto | user
     private         boolean NOT NULL DEFAULT false,
     deleted         boolean NOT NULL DEFAULT false,
+    deleted_at      timestamptz,
     created_at      timestamptz NOT NULL,
     updated_at      timestamptz NOT NULL,
     PRIMARY KEY (user_id, conversation_id)
