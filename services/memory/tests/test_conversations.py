@@ -5,7 +5,7 @@ keeps of them; another user's conversation is never found."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from uuid import uuid4
 
 import httpx
@@ -42,7 +42,7 @@ async def http(long_term: LongTermMemory, wall: WallClock) -> AsyncIterator[http
         yield client
 
 
-def turn(user: str, conv: str, text: str, wall: WallClock, **extra: object) -> TurnCompleted:
+def turn(user: str, conv: str, text: str, wall: WallClock, **extra: Any) -> TurnCompleted:
     return TurnCompleted(
         run_id=f"run-{uuid4().hex[:8]}", conversation_id=f"bus-{conv}", client_conversation_id=conv,
         user_id=user, user_text=text, assistant_text=f"answer to {text}", occurred_at=wall.now,
@@ -139,7 +139,7 @@ async def test_pages_recent_first_with_an_opaque_cursor(
     seen: list[str] = []
     cursor: str | None = None
     while True:
-        params = {"limit": 2, **({"before": cursor} if cursor else {})}
+        params: dict[str, str | int] = {"limit": 2, **({"before": cursor} if cursor else {})}
         page = (await http.get(f"/conversations/{user}", params=params)).json()
         seen += [c["conversation_id"] for c in page["conversations"]]
         cursor = page["next"]
