@@ -40,7 +40,8 @@ def test_create_app_serves_health_routes() -> None:
 
 @pytest.mark.unit
 def test_conversation_routes_need_the_service_credential_and_long_term_memory() -> None:
-    settings = MemorySettings(stm_backend="memory", long_term=False, weir_service_token=SecretStr("s3"))
+    token = SecretStr("s3")
+    settings = MemorySettings(stm_backend="memory", long_term=False, weir_service_token=token)
     client = TestClient(create_app(settings))  # no lifespan: nothing is started
     assert client.get("/conversations/ada").status_code == 401
     answer = client.get("/conversations/ada", headers=service_headers(settings.weir_service_token))
