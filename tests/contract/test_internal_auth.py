@@ -106,4 +106,6 @@ def test_without_a_configured_token_the_internal_api_is_disabled(service: str) -
 def test_health_and_readiness_stay_open(service: str, token: str) -> None:
     http = client(service, token)
     assert http.get("/health").json() == {"status": "ok", "service": service}
-    assert http.get("/ready").status_code == 200
+    ready = http.get("/ready")  # open, and honest: without its lifespan the app is not ready
+    assert ready.status_code == 503
+    assert ready.json()["started"] is False

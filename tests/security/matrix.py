@@ -581,6 +581,15 @@ class Matrix:
             Route("DELETE", f"/api/memory/semantic/{mem}", {"B": 404}),  # not among B's
             Route("DELETE", f"/api/memory/episodic/{mem}?user_id={a.id}", {"B": 403}),
             Route("DELETE", f"/api/memory/profile/name?user_id={a.id}", {"B": 403}),
+            Route("GET", "/api/conversations", {"A": 200, "B": 200}),
+            Route("GET", f"/api/conversations/{a.conversation_id}", {"B": 404}),
+            Route(
+                "PATCH",
+                f"/api/conversations/{a.conversation_id}",
+                {"B": 404},
+                {"json": {"title": "renamed by someone else"}},
+            ),
+            Route("DELETE", f"/api/conversations/{a.conversation_id}", {"B": 204}),  # none of B's
             Route("GET", f"/api/runs/{a.run_id}", {"A": 200, "B": 404, "admin": 200}),
             Route("GET", f"/api/runs/{b.run_id or 'none'}", {"A": 404}),
             Route(

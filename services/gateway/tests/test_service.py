@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from weir_common.events import AnswerDelta, RunCompleted, RunFailed, RunStep
+from weir_common.events import AnswerDelta, ConversationTitled, RunCompleted, RunFailed, RunStep
 from weir_gateway.service import ReplyHub, RunStream, internal_conversation_id
 
 pytestmark = pytest.mark.unit
@@ -133,3 +133,25 @@ def test_only_runs_quiet_for_a_while_are_looked_up_and_each_once_per_period() ->
     assert [s.run_id for s in hub.quiet(10, now=111.0)] == ["r1"]
     assert hub.quiet(10, now=115.0) == []  # r1 was just looked at
     assert [s.run_id for s in hub.quiet(10, now=121.0)] == ["r1"]
+
+
+def test_a_title_reaches_every_open_socket_of_its_user_only() -> None:
+    hub = ReplyHub()
+    first: asyncio.Queue[dict[str, object]] = asyncio.Queue()
+    second: asyncio.Queue[dict[str, object]] = asyncio.Queue()
+    stranger: asyncio.Queue[dict[str, object]] = asyncio.Queue()
+    hub.connect("ada", first)
+    hub.connect("ada", second)
+    hub.connect("bob", stranger)
+    titled = ConversationTitled(
+        client_conversation_id="c1", title="Kyoto in spring", user_id="ada", run_id="r1"
+    )
+    hub.dispatch(titled)
+    expected = {"type": "title", "conversation_id": "c1", "title": "Kyoto in spring"}
+    assert first.get_nowait() == expected
+    assert second.get_nowait() == expected
+    assert stranger.empty()
+    hub.forget(second)  # a closed socket just misses the next one
+    hub.dispatch(titled)
+    assert first.get_nowait() == expected
+    assert second.empty()

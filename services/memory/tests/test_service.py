@@ -80,6 +80,7 @@ class RecordingLongTerm:
     def __init__(self, forgotten_at: datetime | None = None) -> None:
         self.remembered: list[tuple[Turn, list[Turn]]] = []
         self.forgotten_at = forgotten_at
+        self.conversations = None  # conversations have their own tests (test_conversations)
 
     @asynccontextmanager
     async def writing(self, user_id: str, occurred_at: datetime) -> AsyncIterator[bool]:

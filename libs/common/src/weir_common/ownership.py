@@ -75,6 +75,7 @@ OWNERSHIP: tuple[Ownership, ...] = (
         "memory",
         produces=("memory.context.ready", "turn.recorded", WORKER_FAILURE),
         consumes=("memory.context.requested", "turn.completed"),
+        writes_replies=True,  # conversation.titled, to the requester's reply topic
         groups=("memory.",),
     ),
     Ownership(

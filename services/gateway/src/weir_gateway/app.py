@@ -13,7 +13,15 @@ from weir_common.metrics import WS_OPEN, WS_OPENED
 from weir_common.objects import LocalObjectStore
 from weir_common.runtime import service_app
 from weir_common.telemetry import setup_tracing
-from weir_gateway import auth_api, chat_api, knowledge_api, memory_api, run_list_api, runs_api
+from weir_gateway import (
+    auth_api,
+    chat_api,
+    conversations_api,
+    knowledge_api,
+    memory_api,
+    run_list_api,
+    runs_api,
+)
 from weir_gateway.auth import AuthError, ws_principal
 from weir_gateway.body_limit import BodyLimit
 from weir_gateway.handlers import ChatConnection, ReplyHandler
@@ -90,6 +98,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     app.include_router(chat_api.router)
     app.include_router(memory_api.router)
     app.include_router(run_list_api.router)
+    app.include_router(conversations_api.router)
     app.include_router(runs_api.router)
 
     @app.websocket("/ws/chat")

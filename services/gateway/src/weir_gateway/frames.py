@@ -2,8 +2,13 @@
 
 Client → server: `chat` (a message), `resume` (a run of a lost connection) and `ping`.
 Server → client: `ready`, `accepted`, `resumed`, `step`, `delta`, `reset`, `done`, `error`,
-`pong`; every server frame carries `seq`, the frame's
+`pong`, `title`; every server frame carries `seq`, the frame's
 position on this connection, so a client can detect loss.
+
+`title` (`{"type": "title", "conversation_id": …, "title": …, "seq": …}`) comes once per
+conversation, after the `done` of its first turn, on every socket of that user open on the
+gateway that ran the turn: the conversation's automatic title (F07). A socket closed by
+then misses it; `GET /api/conversations` has it.
 """
 
 from __future__ import annotations

@@ -67,6 +67,7 @@ class ChatConnection:
     async def serve(self) -> None:
         """Run the connection until the client leaves."""
         await self._ws.accept()
+        self._hub.connect(self._user, self._outbox)
         writer = asyncio.create_task(self._write_loop())
         self._outbox.put_nowait(
             {"type": "ready", "user_id": self._user, "conversation_id": self._conversation}
@@ -275,6 +276,7 @@ async def start_chat(
                 client_message_id=stream.client_message_id,
                 run_id=stream.run_id,
                 conversation_id=internal_conversation_id(chat.user_id, stream.conversation_id),
+                client_conversation_id=stream.conversation_id,
                 user_id=chat.user_id,
             ),
         )

@@ -10,6 +10,7 @@ from uuid import NAMESPACE_URL, uuid5
 
 from weir_common.events import (
     AnswerDelta,
+    ConversationTitled,
     IngestCompleted,
     IngestFailed,
     Reply,
@@ -72,6 +73,11 @@ class ReplyHub:
     def __init__(self) -> None:
         self._routes: dict[str, tuple[RunStream, asyncio.Queue[Frame]]] = {}
         self._ingests: dict[str, asyncio.Future[IngestCompleted | IngestFailed]] = {}
+        self._sockets: dict[str, set[asyncio.Queue[Frame]]] = {}  # by user: their open sockets
+
+    def connect(self, user_id: str, outbox: asyncio.Queue[Frame]) -> None:
+        """Send `outbox` the user's conversation events (titles) until `forget`."""
+        self._sockets.setdefault(user_id, set()).add(outbox)
 
     def expect_ingest(self, document_id: str) -> asyncio.Future[IngestCompleted | IngestFailed]:
         """A future resolved by the next ingestion outcome of `document_id`."""
@@ -128,6 +134,10 @@ class ReplyHub:
         """Drop every run of a closed connection."""
         for run_id in [r for r, (_, q) in self._routes.items() if q is outbox]:
             del self._routes[run_id]
+        for user_id in [u for u, boxes in self._sockets.items() if outbox in boxes]:
+            self._sockets[user_id].discard(outbox)
+            if not self._sockets[user_id]:
+                del self._sockets[user_id]
 
     def dispatch(self, reply: Reply) -> None:
         """Turn one reply event into frames on its connection (unknown runs are ignored)."""
@@ -135,6 +145,12 @@ class ReplyHub:
             waiter = self._ingests.pop(reply.document_id, None)
             if waiter is not None and not waiter.done():
                 waiter.set_result(reply)
+            return
+        if isinstance(reply, ConversationTitled):  # after the run: to the user's sockets here
+            frame = {"type": "title", "conversation_id": reply.client_conversation_id,
+                     "title": reply.title}  # fmt: skip
+            for outbox in self._sockets.get(reply.user_id or "", ()):
+                outbox.put_nowait(dict(frame))
             return
         route = self._routes.get(reply.run_id or "")
         if route is None:

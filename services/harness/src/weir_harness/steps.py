@@ -125,6 +125,11 @@ def _remember(run: Run, caps: Capabilities, settings: HarnessSettings) -> StepCo
         user_text=req.text,
         assistant_text=run.state.answer or "",
         private=req.private,
+        client_conversation_id=req.client_conversation_id,
+        reply_to=req.reply_to,
+        sources=run.state.evidence,
+        observations=run.state.observations,
+        route=run.state.route,
         # when the turn happened, not when it finished: memory drops a turn that happened
         # before its user was forgotten ("forget me" tombstone)
         occurred_at=req.occurred_at,

@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from faststream.kafka import KafkaBroker
 
 from weir_common.bus import KafkaCredentials, command_subscriber_options, make_broker, publish
-from weir_common.events import MemoryContextRequested, TurnCompleted
+from weir_common.events import MemoryContextRequested, TurnCompleted, TurnRecorded
 from weir_common.logs import setup_logging
 from weir_common.runtime import service_app
 from weir_common.service_auth import require_service_token
@@ -20,6 +20,8 @@ from weir_common.topics import Topics
 from . import handlers
 from .admin import MemoryAdmin
 from .api import make_router
+from .conversations.service import Conversations
+from .conversations_api import make_conversations_router
 from .longterm.models import Clock, utc_now
 from .reembed import FallbackReembedError
 from .service import MemoryService
@@ -48,7 +50,12 @@ def register_subscribers(
         await publish(broker, topics, await handlers.provide_context(cmd, memory))
 
     async def on_turn_completed(cmd: TurnCompleted) -> None:
-        await publish(broker, topics, await handlers.remember_turn(cmd, memory))
+        result = await handlers.remember_turn(cmd, memory)
+        await publish(broker, topics, result)
+        if isinstance(result, TurnRecorded):  # titled after the run may complete: no delay
+            titled = await handlers.title_conversation(cmd, memory)
+            if titled is not None and cmd.reply_to:
+                await publish(broker, topics, titled, topic=cmd.reply_to)
 
     # registered by call rather than as decorators: with `**options` mypy cannot pick
     # `subscriber`'s overload and would see the handlers as untyped
@@ -67,11 +74,20 @@ def register_subscribers(
 
 
 class Schedule:
-    """The scheduled consolidation of every user (F34), as a background task."""
+    """The scheduled consolidation of every user (F34), and the pruning of private turns
+    from conversations after `private_ttl_s` (F07, F38), as a background task."""
 
-    def __init__(self, memory: MemoryService, interval_s: float) -> None:
+    def __init__(
+        self,
+        memory: MemoryService,
+        interval_s: float,
+        private_ttl_s: float = 86_400,
+        clock: Clock = utc_now,
+    ) -> None:
         self._memory = memory
         self._interval_s = interval_s
+        self._private_ttl_s = private_ttl_s
+        self._clock = clock
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -94,6 +110,12 @@ class Schedule:
                 await self._memory.long_term.consolidate_due(self._interval_s)
             except Exception as exc:  # a failed round must not end the schedule
                 log.warning("memory.consolidation_failed", error=str(exc))
+            conversations = self._memory.long_term.conversations
+            try:
+                if conversations is not None:
+                    await conversations.prune_private(self._private_ttl_s, self._clock())
+            except Exception as exc:  # likewise: tried again next round
+                log.warning("memory.private_prune_failed", error=str(exc))
 
 
 def create_app(
@@ -120,7 +142,7 @@ def create_app(
         broker, settings.topics, memory, settings.max_concurrency, settings.kafka_fetch_max_wait_ms
     )
     long_term = LongTermWiring(settings, flash, clock)
-    schedule = Schedule(memory, settings.consolidate_interval_s)
+    schedule = Schedule(memory, settings.consolidate_interval_s, settings.stm_ttl_s, clock)
 
     async def open_long_term() -> None:
         try:
@@ -144,4 +166,9 @@ def create_app(
 
     guard = require_service_token(settings.weir_service_token)
     app.include_router(make_router(admin, clock, lambda: memory.stm), dependencies=[guard])
+
+    def conversations() -> Conversations | None:
+        return memory.long_term.conversations if memory.long_term is not None else None
+
+    app.include_router(make_conversations_router(conversations, clock), dependencies=[guard])
     return app

@@ -10,6 +10,7 @@ from __future__ import annotations
 import structlog
 
 from weir_common.events import (
+    ConversationTitled,
     MemoryContext,
     MemoryContextReady,
     MemoryContextRequested,
@@ -56,6 +57,20 @@ async def remember_turn(cmd: TurnCompleted, memory: MemoryService) -> TurnRecord
     except TRANSIENT as exc:
         return _failed(cmd, cmd.type, exc)
     return TurnRecorded(request_id=cmd.event_id, **cmd.envelope())
+
+
+async def title_conversation(
+    cmd: TurnCompleted, memory: MemoryService
+) -> ConversationTitled | None:
+    """The conversation's automatic title when this turn gave it one. Best effort after the
+    turn is recorded: a failure leaves the conversation untitled until its next turn."""
+    if cmd.conversation_id is None:
+        return None
+    try:
+        return await memory.title(cmd, cmd.conversation_id)
+    except TRANSIENT as exc:
+        log.warning("memory.title_failed", run_id=cmd.run_id, error=str(exc))
+        return None
 
 
 def _failed(

@@ -19,6 +19,7 @@ from weir_common.embeddings import Embedder
 from weir_common.events import Turn
 from weir_common.tombstone import forgotten
 
+from .conversations.service import Conversations
 from .longterm import preferences, topics
 from .longterm.analyzer import Analyzer
 from .longterm.consolidator import Consolidator
@@ -71,8 +72,10 @@ class LongTermMemory:
         analyzer: Analyzer,
         recall: RecallSettings,
         clock: Clock,
+        conversations: Conversations | None = None,
     ) -> None:
         self.semantic = semantic
+        self.conversations = conversations
         self.profile = profile
         self.sessions = sessions
         self.ledger = ledger

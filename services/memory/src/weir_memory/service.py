@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import structlog
 
-from weir_common.events import MemoryContext, MemoryContextRequested, Turn, TurnCompleted
+from weir_common.events import (
+    ConversationTitled,
+    MemoryContext,
+    MemoryContextRequested,
+    Turn,
+    TurnCompleted,
+)
 
 from . import context
 from .long_term import LongTermMemory, Recollection
@@ -111,12 +117,26 @@ class MemoryService:
                          user_id=user_id)  # fmt: skip
                 return False
             added, recent = await self._store_turn(conversation_id, turn, user_id)
+            if lt.conversations is not None:
+                await lt.conversations.add_turn(cmd, conversation_id, cmd.occurred_at)
             if not cmd.private:
                 before = [t for t in recent[:-1] if not t.private]  # private turns stay unread
                 due = await lt.write_turn(user_id, conversation_id, turn, cmd.occurred_at, before)
         if due:
             await lt.consolidator.run(user_id, due)
         return added
+
+    async def title(self, cmd: TurnCompleted, conversation_id: str) -> ConversationTitled | None:
+        """The automatic title of the turn's conversation, when this turn gave it one."""
+        lt = self.long_term
+        if lt is None or lt.conversations is None or not cmd.user_id:
+            return None
+        titled = await lt.conversations.title_if_untitled(cmd.user_id, conversation_id)
+        if titled is None:
+            return None
+        return ConversationTitled(
+            client_conversation_id=titled.client_id, title=titled.title, **cmd.envelope()
+        )
 
     async def _store_turn(
         self, conversation_id: str, turn: Turn, user_id: str | None

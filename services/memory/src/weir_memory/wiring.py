@@ -17,6 +17,8 @@ from weir_common.engines import redis_client
 from weir_common.llm import make_llm_client
 from weir_common.runtime import Hook
 
+from .conversations.service import Conversations
+from .conversations.store import ConversationStore
 from .db import Database
 from .flash import Flash
 from .long_term import LongTermMemory, RecallSettings
@@ -142,6 +144,7 @@ class LongTermWiring:
                 auto=s.recall_auto,
             ),
             clock=self.clock,
+            conversations=Conversations(ConversationStore(self._db), self.flash, index),
         )
         log.info("memory.long_term.opened", embedder=tag, floor=similarity.floor,
                  vectors=s.vector_backend, model=self.flash.available)  # fmt: skip

@@ -7,7 +7,13 @@ from typing import Annotated
 from pydantic import Field, TypeAdapter
 
 from weir_common.events.base import Event, StepCommand, StepResult, new_id, utcnow
-from weir_common.events.chat import AnswerDelta, ChatRequested, RunCompleted, RunFailed
+from weir_common.events.chat import (
+    AnswerDelta,
+    ChatRequested,
+    ConversationTitled,
+    RunCompleted,
+    RunFailed,
+)
 from weir_common.events.parts import Observation, Passage
 from weir_common.events.rag import (
     IngestCompleted,
@@ -66,7 +72,8 @@ AnyEvent = Annotated[
     | ToolsCallCompleted
     | ReactStepRequested
     | ReactStepDecided
-    | RunStep,
+    | RunStep
+    | ConversationTitled,
     Field(discriminator="type"),
 ]
 """Any event of the catalogue, told apart by its `type`."""
@@ -85,7 +92,13 @@ HarnessResult = Annotated[
 """A worker's result that the harness consumes."""
 
 Reply = Annotated[
-    AnswerDelta | RunCompleted | RunFailed | RunStep | IngestCompleted | IngestFailed,
+    AnswerDelta
+    | RunCompleted
+    | RunFailed
+    | RunStep
+    | IngestCompleted
+    | IngestFailed
+    | ConversationTitled,
     Field(discriminator="type"),
 ]
 """What a requester reads on its `reply_to` topic."""
@@ -107,6 +120,7 @@ __all__ = [
     "AnswerGenerated",
     "AnyEvent",
     "ChatRequested",
+    "ConversationTitled",
     "Event",
     "HarnessResult",
     "IngestCompleted",

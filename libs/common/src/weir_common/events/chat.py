@@ -29,6 +29,11 @@ class ChatRequested(Event):
         default=True, description="The user lets this turn search the knowledge base."
     )
     use_tools: bool = Field(default=True, description="The user lets this turn call tools.")
+    client_conversation_id: str | None = Field(
+        default=None,
+        description="The conversation id the client named (`conversation_id` is its bus-wide,"
+        " per-user id).",
+    )
 
 
 class AnswerDelta(Event):
@@ -60,3 +65,11 @@ class RunFailed(Event):
     type: Literal["run.failed"] = "run.failed"
     code: str = Field(examples=["step_exhausted", "invalid_request"])
     reason: str
+
+
+class ConversationTitled(Event):
+    """Memory → the requester's `reply_to`: a conversation got its automatic title."""
+
+    type: Literal["conversation.titled"] = "conversation.titled"
+    client_conversation_id: str = Field(description="The conversation id the client knows.")
+    title: str = Field(examples=["Planning a trip to Kyoto"])

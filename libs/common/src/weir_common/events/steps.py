@@ -139,6 +139,19 @@ class TurnCompleted(StepCommand):
     user_text: str
     assistant_text: str
     private: bool = False
+    client_conversation_id: str | None = Field(
+        default=None, description="The conversation id the client named (see ChatRequested)."
+    )
+    reply_to: str | None = Field(
+        default=None, description="The requester's topic, for events about the conversation."
+    )
+    sources: list[Passage] = Field(
+        default_factory=list, description="The passages the answer was given with."
+    )
+    observations: list[Observation] = Field(
+        default_factory=list, description="The tool calls of the turn and what they returned."
+    )
+    route: str | None = Field(default=None, description="The route the turn took.")
 
 
 class TurnRecorded(StepResult):

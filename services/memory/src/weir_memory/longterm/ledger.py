@@ -18,6 +18,8 @@ USER_TABLES = (
     "memory_sessions",
     "memory_runs",
     "memory_users",
+    "memory_conversations",
+    "memory_conversation_turns",
 )
 
 
