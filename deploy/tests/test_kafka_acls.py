@@ -73,7 +73,8 @@ def test_step_commands_come_only_from_the_harness_and_results_only_from_workers(
 def test_replies_are_read_only_by_their_requester() -> None:
     gateway_replies = TOPICS.reply("gateway.pod-1")
     assert readers(gateway_replies) == {"gateway"}
-    assert writers(gateway_replies) == {"gateway", "harness", "router", "rag"}
+    # memory sends `conversation.titled` to the requester (issue 12)
+    assert writers(gateway_replies) == {"gateway", "harness", "router", "rag", "memory"}
     assert readers(TOPICS.reply("batch.job.1")) == {"batch"}
 
 
