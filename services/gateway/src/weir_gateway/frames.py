@@ -25,6 +25,8 @@ class ChatFrame(BaseModel):
     conversation_id: str | None = Field(default=None, pattern=CONVERSATION_ID)
     id: str | None = Field(default=None, max_length=128, description="Client's message id.")
     private: bool = False
+    knowledge: bool = Field(default=True, description="Use the knowledge base this turn.")
+    tools: bool = Field(default=True, description="Allow tool calls this turn.")
 
 
 class PingFrame(BaseModel):
