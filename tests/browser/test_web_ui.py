@@ -170,8 +170,8 @@ async def test_the_run_inspector_is_for_admins(open_tab: OpenTab, llm: ScriptedL
     await tab.page.goto("/#runs")
     await tab.page.locator("#runs-user").fill("ops")
     await tab.page.locator("#runs-form button[type=submit]").click()
-    await expect(tab.page.locator("#runs-status")).to_contain_text("Refused by the server")
-    await expect(tab.page.locator("#runs-status")).to_contain_text("403")
+    await expect(tab.page.locator("#runs-note")).to_contain_text("Refused by the server")
+    await expect(tab.page.locator("#runs-note")).to_contain_text("403")
     await expect(tab.page.locator(".run-row")).to_have_count(0)
     await tab.shot("runs-refused")
 

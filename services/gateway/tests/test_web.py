@@ -119,7 +119,9 @@ def test_the_page_sets_no_raw_html() -> None:
 def test_every_element_a_module_asks_for_is_on_the_page() -> None:
     """`$("id")` throws when the page lacks the id: catch a renamed element before a user."""
     page = (WEB_DIR / "index.html").read_text()
-    ids = set(re.findall(r'\bid="([\w-]+)"', page))
+    found_ids = re.findall(r'\bid="([\w-]+)"', page)
+    ids = set(found_ids)
+    assert len(ids) == len(found_ids), "an id is on the page twice"
     for module in MODULES:
         for found in re.findall(r'\$\("([\w-]+)"\)', module.read_text()):
             assert found in ids, f"{module.name} asks for #{found}"

@@ -48,12 +48,12 @@ export async function refresh(more = false) {
     if (!body.children.length) {
       body.append(h("tr", {}, h("td", { colspan: 7, class: "empty" }, "No runs match.")));
     }
-    status($("runs-status"), `${body.querySelectorAll(".run-row").length} runs`);
+    status($("runs-note"), `${body.querySelectorAll(".run-row").length} runs`);
   } catch (error) {
     next = null;
     if (!more) body.replaceChildren();
     const refused = error.status === 403 ? "Refused by the server" : "Cannot list runs";
-    status($("runs-status"), `${refused} — ${error.message}`, "error");
+    status($("runs-note"), `${refused} — ${error.message}`, "error");
   }
   $("runs-more").hidden = !next;
 }
