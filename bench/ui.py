@@ -1,6 +1,6 @@
 """The web UI as a browser sees it: page weight, load time and time to the first token.
 
-Starts Kafka/PostgreSQL/Redis (ephemeral), an in-process scripted model with zero delay
+Starts Kafka/PostgreSQL/Redis/Milvus Lite (ephemeral), an in-process scripted model with zero delay
 (answers streamed two words a piece) and the services, then drives the page at `/` in
 Debian's headless Chromium (Playwright, the system browser) through `--loads` fresh page
 loads, each followed by one message. Measures, in the page itself:
@@ -123,7 +123,7 @@ async def bench(loads: int, impl: str) -> dict[str, Any]:
     """Start everything, measure, stop everything (also on error)."""
     rule = ScriptRule(text=REPLY, chunk_words=2)
     async with (
-        Stack(("kafka", "postgres", "redis"), ephemeral=True, kafka_impl=impl) as stack,
+        Stack(("kafka", "postgres", "redis", "milvus"), ephemeral=True, kafka_impl=impl) as stack,
         ScriptedLLM(rules=[rule]) as llm,
     ):
         logs = Path(tempfile.mkdtemp(prefix="weir-bench-ui-logs-"))

@@ -5,6 +5,8 @@ admin but not for a user."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 from pathlib import Path
 
@@ -191,3 +193,29 @@ async def test_the_run_inspector_is_for_admins(open_tab: OpenTab, llm: ScriptedL
     await expect(card.locator(".timeline li").first).to_be_visible()
     assert await card.locator(".timeline li").count() >= 2
     await admin.shot("runs-admin")
+
+
+async def test_the_memory_page_exports_and_forgets_me(open_tab: OpenTab, llm: ScriptedLLM) -> None:
+    llm.set_script([ScriptRule(match="remember tea", text="Tea it is.")])
+    user = someone("forgetful")
+    tab = await open_tab(user)
+    await tab.connected()
+    await tab.send("Please remember tea is my favourite drink")
+    page = tab.page
+    await page.locator("#tab-memory").click()
+    await expect(page.locator("#memory-status")).to_have_text(f"Memories of {user}.")
+    async with page.expect_download() as downloading:
+        await page.locator("#memory-export").click()
+    download = await downloading.value
+    assert download.suggested_filename == f"weir-memory-{user}.json"
+    exported = json.loads(await asyncio.to_thread(Path(await download.path()).read_text))
+    assert isinstance(exported, dict)
+    await tab.shot("memory")
+
+    await page.locator("#forget-me").click()
+    await expect(page.locator("#forget-user")).to_have_text(user)
+    await page.locator("#forget-dialog button[value=forget]").click()
+    await expect(page.locator("#memory-status")).to_contain_text("Forgotten:")
+    await expect(page.locator("#memory-status")).to_have_class("status ok")
+    await page.locator("#tab-chat").click()
+    await expect(page.locator(".turn")).to_have_count(0)  # this browser's copy is gone too
