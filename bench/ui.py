@@ -132,6 +132,19 @@ async def one_load(browser: Browser, base_url: str, i: int) -> dict[str, Any]:
         await context.close()
 
 
+def chat_frame(text: str) -> dict[str, Any]:
+    """A `chat` frame with every field the page sends (a new conversation each)."""
+    return {
+        "type": "chat",
+        "text": text,
+        "conversation_id": new_id(),
+        "id": new_id(),
+        "private": False,
+        "knowledge": True,
+        "tools": True,
+    }
+
+
 async def socket_first_deltas(base_url: str, turns: int) -> list[float]:
     """ms from a `chat` frame to its first `delta`, each turn a fresh user on a new socket."""
     url = base_url.replace("http", "ws") + "/ws/chat"
@@ -142,7 +155,7 @@ async def socket_first_deltas(base_url: str, turns: int) -> list[float]:
             async with asyncio.timeout(TIMEOUT_MS / 1000):
                 assert json.loads(await ws.recv())["type"] == "ready"
                 began = time.perf_counter()
-                await ws.send(json.dumps({"type": "chat", "text": f"hello from a socket, {i}"}))
+                await ws.send(json.dumps(chat_frame(f"hello from a socket, {i}")))
                 first: float | None = None
                 while True:
                     frame = json.loads(await ws.recv())
