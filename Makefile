@@ -6,8 +6,8 @@ PY := .venv/bin/python
 PYTEST := $(PY) -m pytest -p no:cacheprovider --durations=8
 UV := python3 -m uv
 
-.PHONY: help setup traces-env run chat test test-unit test-integration test-integration-tansu test-e2e \
-        test-e2e-elasticsearch test-chaos \
+.PHONY: help setup traces-env run chat test test-unit test-integration test-integration-tansu \
+        test-e2e test-browser test-e2e-elasticsearch test-chaos \
         lint format contract bench stack-up stack-down doctor clean
 
 help:  ## list the targets
@@ -38,7 +38,7 @@ doctor: setup  ## check the binaries the stack needs
 	$(PY) -m weir_deploy doctor
 
 ## --- tests --------------------------------------------------------------------------------
-test: setup traces-env  ## every tier CI runs: unit, integration (Apache Kafka, then tansu), end-to-end, chaos
+test: setup traces-env  ## every tier CI runs: unit, integration (Apache Kafka, then tansu), e2e + browser, chaos
 	$(PY) -m weir_deploy fetch
 	$(MAKE) --no-print-directory test-unit test-integration test-integration-tansu test-e2e \
 		test-e2e-elasticsearch test-chaos
@@ -53,8 +53,11 @@ test-integration-tansu:  ## the broker-facing tests and a chat end-to-end again 
 	KAFKA_IMPL=tansu $(PYTEST) -m "broker or e2e" -q libs/common/tests deploy/tests services \
 		tests/e2e/test_chat_turns.py
 
-test-e2e: traces-env  ## the whole product as separate processes over Apache Kafka
-	KAFKA_IMPL=apache $(PYTEST) -m e2e -q
+test-e2e: traces-env  ## the whole product as separate processes over Apache Kafka, and the web UI in Chromium
+	KAFKA_IMPL=apache $(PYTEST) -m "e2e or browser" -q
+
+test-browser:  ## only the web UI in headless Chromium (against its own start of the product)
+	KAFKA_IMPL=apache $(PYTEST) -m browser -q tests/browser
 
 test-e2e-elasticsearch:  ## the knowledge end-to-end tests with BM25 in a real Elasticsearch
 	KAFKA_IMPL=apache LEXICAL_BACKEND=elasticsearch $(PYTEST) -m e2e -q \
@@ -78,7 +81,7 @@ format:  ## apply ruff's formatting and safe fixes
 
 ## --- benchmarks ---------------------------------------------------------------------------
 BENCHES := turn_overhead tool_overhead tool_selection ingest retrieval_quality retrieval_latency \
-           memory_dedup memory_store_latency memory_locomo chaos
+           memory_dedup memory_store_latency memory_locomo chaos ui
 
 bench: setup  ## every benchmark (tens of minutes); results in bench/results/*.json
 	$(PY) -m weir_deploy fetch

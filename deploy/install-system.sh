@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install the system engines weir's local stack needs (PostgreSQL, Redis, Maven).
+# Install the system engines weir's local stack needs (PostgreSQL, Redis, Maven), and the
+# headless Chromium (with CJK fonts) the browser tests drive.
 # Idempotent and quiet when everything is already present.
 set -euo pipefail
 
@@ -25,6 +26,9 @@ command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
 command -v runuser >/dev/null 2>&1 || missing+=(util-linux)
 command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# Chinese renders as boxes without a CJK font
+dpkg -s fonts-noto-cjk >/dev/null 2>&1 || missing+=(fonts-noto-cjk)
 
 # Real MCP servers the tools tests and benchmark run against, pinned by deploy/peers'
 # lock file (installed once; offline afterwards).

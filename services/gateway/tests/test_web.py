@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 
@@ -113,3 +114,25 @@ def test_the_page_sets_no_raw_html() -> None:
         else:
             assert "innerHTML" not in text, module.name
             assert "insertAdjacentHTML" not in text, module.name
+
+
+def test_every_element_a_module_asks_for_is_on_the_page() -> None:
+    """`$("id")` throws when the page lacks the id: catch a renamed element before a user."""
+    page = (WEB_DIR / "index.html").read_text()
+    found_ids = re.findall(r'\bid="([\w-]+)"', page)
+    ids = set(found_ids)
+    assert len(ids) == len(found_ids), "an id is on the page twice"
+    for module in MODULES:
+        for found in re.findall(r'\$\("([\w-]+)"\)', module.read_text()):
+            assert found in ids, f"{module.name} asks for #{found}"
+
+
+def test_the_page_weighs_at_most_300_kb() -> None:
+    """Everything a browser loads at `/`: the page, its styles and scripts (vendor too)."""
+    loaded = [
+        WEB_DIR / "index.html",
+        *WEB_DIR.glob("*.css"),
+        *MODULES,
+        *WEB_DIR.glob("vendor/*.js"),
+    ]
+    assert sum(path.stat().st_size for path in loaded) <= 300 * 1024

@@ -93,3 +93,48 @@ export function saveBlob(blob, filename) {
   link.remove();
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
+
+// --- the resources the page reads (one place to adjust when a server shape moves) -------
+
+function query(params) {
+  const found = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null && value !== "") found.set(name, String(value));
+  }
+  const text = found.toString();
+  return text ? `?${text}` : "";
+}
+
+function conversationPath(id) {
+  return `/api/conversations/${encodeURIComponent(id)}`;
+}
+
+/** `{conversations: [{conversation_id, title, created_at, updated_at, private?}], next}`,
+ * most recent first; `before` is the previous page's `next`. */
+export function listConversations({ limit = 30, before } = {}) {
+  return api(`/api/conversations${query({ limit, before })}`);
+}
+
+/** `{conversation: {...}, messages: [{role, text, run_id, created_at, sources?, steps?}]}`. */
+export function getConversation(id) {
+  return api(conversationPath(id));
+}
+
+export function renameConversation(id, title) {
+  return api(conversationPath(id), { method: "PATCH", json: { title } });
+}
+
+export function deleteConversation(id) {
+  return api(conversationPath(id), { method: "DELETE" });
+}
+
+/** `{runs: [{run_id, user_id, conversation_id, status, created_at, ended_at, route, intent,
+ * diagnosis: {level, hints}, verdict: {verdict, evidence}}], next}`; filters as the API's. */
+export function listRuns(filters = {}) {
+  return api(`/api/runs${query({ limit: 50, ...filters })}`);
+}
+
+/** One run with its `text`, `error` and `timeline: [{seq, step, kind, attempt, at, ...}]`. */
+export function getRun(id) {
+  return api(`/api/runs/${encodeURIComponent(id)}`);
+}

@@ -1,14 +1,16 @@
 // weir's web UI: tabs, who is signed in, and the sign-in box. Each tab lives in its own
-// module (chat.js, knowledge.js, memory.js); no build step, no network but this gateway.
+// module (chat.js, knowledge.js, memory.js, runs.js); no build step, no network but this
+// gateway.
 
 import { api, setToken, token } from "./api.js";
 import { clearChats, initChat, reconnectChat } from "./chat.js";
 import { $ } from "./dom.js";
 import * as knowledge from "./knowledge.js";
 import * as memory from "./memory.js";
+import * as runs from "./runs.js";
 
-const TABS = ["chat", "knowledge", "memory"];
-const ON_SHOW = { knowledge: knowledge.refresh, memory: memory.refresh };
+const TABS = ["chat", "knowledge", "memory", "runs"];
+const ON_SHOW = { knowledge: knowledge.refresh, memory: memory.refresh, runs: () => runs.refresh() };
 
 let tab = "chat";
 let needsSignIn = false;
@@ -30,6 +32,8 @@ async function whoAmI() {
     needsSignIn = false;
     $("who").textContent = me.role === "admin" ? `${me.user_id} · admin` : me.user_id;
     knowledge.setPermissions(me);
+    // the run inspector is for admins; anyone else opening #runs sees the server's answer
+    $("tab-runs").hidden = me.role !== "admin";
     memory.setUser(me.user_id);
     return true;
   } catch {
@@ -87,6 +91,7 @@ async function boot() {
   window.addEventListener("hashchange", () => show(location.hash.slice(1)));
   knowledge.initKnowledge();
   memory.initMemory(clearChats);
+  runs.initRuns();
   await whoAmI();
   initChat();
   show(location.hash.slice(1));

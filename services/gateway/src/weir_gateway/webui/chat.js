@@ -1,7 +1,9 @@
-// The Chat tab: conversations of this browser, the transcript, streamed answers over the
-// WebSocket, and resuming a run whose socket was lost (frames.py: `resume`).
+// The Chat tab: the transcript, streamed answers over the WebSocket, the control bar
+// (private, knowledge, tools), past conversations read back from the server, and resuming
+// a run whose socket was lost (frames.py: `resume`).
 
-import { api } from "./api.js";
+import { api, getConversation } from "./api.js";
+import * as sidebar from "./conversations.js";
 import { $, h, newId } from "./dom.js";
 import { ChatSocket } from "./socket.js";
 import * as store from "./store.js";
@@ -77,25 +79,63 @@ function showTranscript() {
   transcript.scrollTop = transcript.scrollHeight;
 }
 
-function showConversations() {
-  const list = $("conv-list");
-  list.replaceChildren(
-    ...store.conversations().map((conversation) =>
-      h(
-        "li",
-        {},
-        h(
-          "button",
-          {
-            class: conversation.id === conversationId ? "conv current" : "conv",
-            title: new Date(conversation.created).toLocaleString(),
-            onclick: () => select(conversation.id),
-          },
-          conversation.title,
-        ),
-      ),
-    ),
-  );
+/** A stored message's step as the transcript draws it. */
+function stepOf(step) {
+  if (typeof step === "string") return { kind: "thought", content: step };
+  const content = step.content ?? step.summary ?? (step.payload ? JSON.stringify(step.payload) : "");
+  return { kind: step.kind || step.step || "step", tool: step.tool, content: String(content) };
+}
+
+function sourceName(source) {
+  return typeof source === "string" ? source : source.source || source.title || JSON.stringify(source);
+}
+
+/** The server's messages of a conversation as transcript turns (tool results become step
+ * cards of the answer they led to). */
+function fromServer(messages) {
+  const turns = [];
+  let toolSteps = [];
+  messages.forEach((message, i) => {
+    const key = `s${i}-${message.run_id || ""}`;
+    if (message.role === "user") {
+      turns.push({ role: "user", key, text: message.text });
+    } else if (message.role === "tool") {
+      toolSteps.push({ kind: "observation", content: message.text });
+    } else {
+      const steps = [...toolSteps, ...(message.steps || []).map(stepOf)];
+      toolSteps = [];
+      turns.push({
+        role: "assistant",
+        key,
+        runId: message.run_id,
+        status: "done",
+        text: message.text || "",
+        after: -1,
+        attempt: 1,
+        steps,
+        sources: (message.sources || []).map(sourceName),
+      });
+    }
+  });
+  return turns;
+}
+
+/** A past conversation (none of its turns in this browser): read it from the server. */
+async function loadPast(id) {
+  try {
+    const found = await getConversation(id);
+    if (turnsOf(id).length === 0) cache.set(id, fromServer(found.messages || []));
+  } catch (error) {
+    if (id === conversationId) notice(`Cannot open the conversation — ${error.message}`);
+    return;
+  }
+  if (id === conversationId) showTranscript();
+}
+
+function showPrivate() {
+  const on = store.isPrivate(conversationId) || sidebar.isPrivate(conversationId);
+  $("private").checked = on;
+  $("panel-chat").classList.toggle("private-mode", on);
 }
 
 function notice(text) {
@@ -107,9 +147,15 @@ function notice(text) {
 function select(id) {
   conversationId = id;
   store.setCurrent(id);
-  showConversations();
+  sidebar.setCurrent(id);
+  showPrivate();
   showTranscript();
+  if (turnsOf(id).length === 0 && !store.isLocal(id)) loadPast(id);
   document.body.classList.remove("show-convs");
+}
+
+function newChat() {
+  select(store.createConversation().id);
 }
 
 // --- frames ---------------------------------------------------------------------------
@@ -129,6 +175,9 @@ function update(id, turn) {
 }
 
 const HANDLERS = {
+  title(frame) {
+    sidebar.onTitle(frame);
+  },
   accepted(frame) {
     const [id, turn] = find((t) => t.status === "sending" && t.clientId === frame.id);
     if (!turn) return;
@@ -239,6 +288,8 @@ function send(text) {
     conversation_id: conversationId,
     id: clientId,
     private: $("private").checked,
+    knowledge: $("use-knowledge").checked,
+    tools: $("use-tools").checked,
   };
   if (!socket.send(frame)) {
     notice("Not connected; the message was not sent.");
@@ -262,7 +313,7 @@ function send(text) {
   turns.push(user, answer);
   store.retitle(conversationId, text);
   save(conversationId);
-  showConversations();
+  sidebar.touch(conversationId, text, frame.private);
   paint(conversationId, user);
   paint(conversationId, answer);
   return true;
@@ -295,7 +346,24 @@ export function initChat() {
       $("composer").requestSubmit();
     }
   });
-  $("new-chat").addEventListener("click", () => select(store.createConversation().id));
+  $("new-chat").addEventListener("click", newChat);
+  $("private").addEventListener("change", () => {
+    store.setPrivate(conversationId, $("private").checked);
+    showPrivate();
+  });
+  for (const id of ["use-knowledge", "use-tools"]) {
+    $(id).checked = store.control(id);
+    $(id).addEventListener("change", () => store.setControl(id, $(id).checked));
+  }
+  sidebar.initConversations({
+    open: select,
+    deleted: (id) => {
+      store.drop(id);
+      cache.delete(id);
+      if (id === conversationId) newChat();
+    },
+  });
+  sidebar.loadConversations();
   $("toggle-convs").addEventListener("click", () => document.body.classList.toggle("show-convs"));
   $("transcript").addEventListener("click", (event) => {
     document.body.classList.remove("show-convs");
@@ -318,4 +386,5 @@ export function clearChats() {
   store.clearAll();
   cache.clear();
   select(store.current());
+  sidebar.loadConversations();
 }

@@ -27,8 +27,8 @@ async function forgetOne(kind, id, label) {
     await api(`/api/memory/${kind}/${encodeURIComponent(id)}?user_id=${encodeURIComponent(userId)}`, {
       method: "DELETE",
     });
+    await refresh(); // first: its own status line would hide the outcome
     status($("memory-status"), `Forgot ${label}.`, "ok");
-    await refresh();
   } catch (error) {
     status($("memory-status"), `Cannot forget it — ${error.message}`, "error");
   }
@@ -124,9 +124,9 @@ async function forgetMe() {
     const done = await api(userPath("users"), { method: "DELETE" });
     const counts = Object.entries(done.deleted || {}).map(([k, v]) => `${v} ${k}`);
     counts.push(`${done.runs_deleted ?? 0} runs`);
-    status($("memory-status"), `Forgotten: ${counts.join(", ")}.`, "ok");
     onForgotten();
-    await refresh();
+    await refresh(); // first: its own status line would hide the outcome
+    status($("memory-status"), `Forgotten: ${counts.join(", ")}.`, "ok");
   } catch (error) {
     status($("memory-status"), `"Forget me" failed — ${error.message}`, "error");
   }

@@ -1,8 +1,12 @@
-// The conversations this browser started, and their transcripts, in localStorage.
+// What this browser keeps in localStorage: the conversations it started and their turns
+// (so a run in flight can be resumed after a reload), each chat's private mode, and the
+// control bar's switches. The list of conversations itself comes from the server.
 
 import { newId } from "./dom.js";
 
 const LIST_KEY = "weir.conversations";
+const PRIVATE_PREFIX = "weir.private.";
+const CONTROL_PREFIX = "weir.control.";
 const CURRENT_KEY = "weir.current";
 const TURNS_PREFIX = "weir.turns.";
 const MAX_CONVERSATIONS = 50;
@@ -74,7 +78,41 @@ export function saveTurns(id, list) {
 
 /** Forget every conversation of this browser ("forget me"). */
 export function clearAll() {
-  for (const conversation of conversations()) localStorage.removeItem(TURNS_PREFIX + conversation.id);
+  for (const conversation of conversations()) {
+    localStorage.removeItem(TURNS_PREFIX + conversation.id);
+    localStorage.removeItem(PRIVATE_PREFIX + conversation.id);
+  }
   localStorage.removeItem(LIST_KEY);
   localStorage.removeItem(CURRENT_KEY);
+}
+
+/** Was this conversation started in this browser? */
+export function isLocal(id) {
+  return conversations().some((c) => c.id === id);
+}
+
+/** Forget one conversation's local copy (it was deleted). */
+export function drop(id) {
+  write(LIST_KEY, conversations().filter((c) => c.id !== id));
+  localStorage.removeItem(TURNS_PREFIX + id);
+  localStorage.removeItem(PRIVATE_PREFIX + id);
+}
+
+/** Private mode of one chat: its messages are remembered only within it. */
+export function isPrivate(id) {
+  return localStorage.getItem(PRIVATE_PREFIX + id) === "1";
+}
+
+export function setPrivate(id, on) {
+  if (on) localStorage.setItem(PRIVATE_PREFIX + id, "1");
+  else localStorage.removeItem(PRIVATE_PREFIX + id);
+}
+
+/** A control bar switch (knowledge, tools): on unless turned off. */
+export function control(name) {
+  return localStorage.getItem(CONTROL_PREFIX + name) !== "0";
+}
+
+export function setControl(name, on) {
+  localStorage.setItem(CONTROL_PREFIX + name, on ? "1" : "0");
 }
