@@ -25,7 +25,7 @@ function badge(kind, value) {
 function row(run) {
   return h(
     "tr",
-    { class: "run-row", dataset: { run: run.run_id }, onclick: () => showRun(run.run_id) },
+    { class: "run-row", title: run.text_preview || "", dataset: { run: run.run_id }, onclick: () => showRun(run.run_id) },
     h("td", {}, when(run.created_at)),
     h("td", {}, run.user_id),
     h("td", { class: "mono" }, (run.conversation_id || "").slice(0, 12)),
@@ -64,13 +64,14 @@ function listOf(title, entries) {
 }
 
 function timelineItem(entry) {
-  const detail = entry.summary ?? (entry.payload === undefined ? "" : JSON.stringify(entry.payload, null, 2));
+  const facts = entry.detail && Object.keys(entry.detail).length ? entry.detail : null;
+  const detail = facts ? Object.entries(facts).map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`).join("\n") : "";
   const took = entry.duration_ms === undefined || entry.duration_ms === null ? "" : ` · ${entry.duration_ms} ms`;
   const attempt = entry.attempt > 1 ? ` · attempt ${entry.attempt}` : "";
   return h(
     "li",
     { class: `tl tl-${entry.kind}` },
-    h("div", { class: "tl-head" }, h("span", { class: "mono" }, `#${entry.seq}`), ` ${entry.step} · ${entry.kind}${attempt}${took}`, h("span", { class: "tl-at" }, when(entry.at))),
+    h("div", { class: "tl-head" }, h("span", { class: "mono" }, `#${entry.seq}`), ` ${entry.event && entry.event !== entry.kind ? entry.event : entry.step} · ${entry.kind}${attempt}${took}`, h("span", { class: "tl-at" }, when(entry.at))),
     detail ? h("pre", { class: "block" }, detail) : null,
   );
 }
