@@ -44,7 +44,7 @@ test: setup traces-env  ## every tier CI runs: unit, integration (Apache Kafka, 
 		test-e2e-elasticsearch test-chaos
 
 test-unit:  ## fast tests, no network
-	$(PYTEST) -m unit -q
+	$(PYTEST) -m unit -q -n 2
 
 test-integration:  ## real engines on loopback, Apache Kafka
 	KAFKA_IMPL=apache $(PYTEST) -m integration -q

@@ -159,11 +159,12 @@ async def test_a_pdf_uploaded_in_the_page_is_cited_in_an_answer(
 
 
 async def test_the_run_inspector_is_for_admins(open_tab: OpenTab, llm: ScriptedLLM) -> None:
-    llm.set_script([ScriptRule(match="inspect this", text="Inspected.")])
+    # small talk: the plain-chat route, whose verdict is `completed` (backed by the model)
+    llm.set_script([ScriptRule(match="Thank you", text="You are welcome.")])
     user = someone("runner")
     tab = await open_tab(user)
     await tab.connected()
-    done = await tab.send("Please inspect this run")
+    done = await tab.send("Hello! Thank you!")
     run_id = done["run_id"]
     await expect(tab.page.locator("#tab-runs")).to_be_hidden()
     tab.received.clear()

@@ -74,6 +74,11 @@ async def test_a_turn_shows_in_every_services_metrics(
 
     for service in ("harness", "router", "memory", "gateway"):
         lag = _named(await _scrape(product, service), "weir_consumer_lag")
+        for _ in range(20):  # a partition's first fetch (its highwater) may still be on its way
+            if lag:
+                break
+            await asyncio.sleep(0.5)
+            lag = _named(await _scrape(product, service), "weir_consumer_lag")
         assert lag, f"{service} reports no consumer lag"
         assert all(v >= 0 for v in lag.values())
         assert all(dict(labels)["topic"].startswith(topic_prefix) for labels in lag)

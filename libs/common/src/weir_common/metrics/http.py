@@ -24,7 +24,7 @@ def _consumers(broker: KafkaBroker) -> list[Any]:
     return found
 
 
-async def sample_consumer_lag(broker: KafkaBroker, timeout_s: float = 0.5) -> None:
+async def sample_consumer_lag(broker: KafkaBroker, timeout_s: float = 2.0) -> None:
     """Set `weir_consumer_lag` for every partition the broker's consumers hold now."""
     CONSUMER_LAG.clear()  # partitions move between members: report only the held ones
     for consumer in _consumers(broker):
