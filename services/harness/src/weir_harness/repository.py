@@ -70,6 +70,15 @@ class RunTx:
         status = await self._conn.execute("DELETE FROM runs WHERE user_id = $1", user_id)
         return int(status.split()[-1])
 
+    async def _blank_steps(self, run_ids: list[str], marker: str) -> None:
+        """Replace the step payloads of `run_ids` with `{marker: true}` (rows stay)."""
+        await self._conn.execute(
+            "UPDATE run_steps SET payload = jsonb_build_object($2::text, true)"
+            " WHERE run_id = ANY($1::text[])",
+            run_ids,
+            marker,
+        )
+
     async def scrub_private(self, ended_before: datetime, limit: int = 500) -> int:
         """Remove the text of private runs that ended before `ended_before`: the message
         from the request, everything but route, intent and offline from the state, every
@@ -86,11 +95,7 @@ class RunTx:
         ids = [r["run_id"] for r in rows]
         if not ids:
             return 0
-        await self._conn.execute(
-            "UPDATE run_steps SET payload = '{\"scrubbed\": true}'::jsonb"
-            " WHERE run_id = ANY($1::text[])",
-            ids,
-        )
+        await self._blank_steps(ids, "scrubbed")
         await self._conn.execute(
             "UPDATE runs SET request = (request - 'text')"
             " || jsonb_build_object('scrubbed_at', to_jsonb(now())),"
@@ -127,11 +132,7 @@ class RunTx:
         ids = [r["run_id"] for r in rows]
         if not ids:
             return 0
-        await self._conn.execute(
-            "UPDATE run_steps SET payload = '{\"pruned\": true}'::jsonb"
-            " WHERE run_id = ANY($1::text[])",
-            ids,
-        )
+        await self._blank_steps(ids, "pruned")
         await self._conn.execute(
             "UPDATE runs SET steps_pruned_at = now() WHERE run_id = ANY($1::text[])", ids
         )

@@ -12,7 +12,7 @@ from pydantic import SecretStr
 
 from weir_common.embeddings.base import Vector, batched, normalize
 from weir_common.llm.genai import genai_call
-from weir_common.llm.litellm_support import import_litellm, to_llm_error
+from weir_common.llm.litellm_support import import_litellm, logged_llm_error, to_llm_error
 from weir_common.llm.stream_assembly import field, parse_usage
 from weir_common.llm.types import Usage
 
@@ -74,15 +74,7 @@ class LiteLLMEmbedder:
             try:
                 response = await litellm.aembedding(**kwargs)
             except Exception as exc:
-                err = to_llm_error(exc)
-                log.warning(
-                    "embed.failed",
-                    model=self._model,
-                    transient=err.transient,
-                    status_code=err.status_code,
-                    error=err.message,
-                )
-                raise err from exc
+                raise logged_llm_error("embed.failed", self._model, exc) from exc
             usage = parse_usage(field(response, "usage")) or Usage()
             call.finish(response_model=field(response, "model"), input_tokens=usage.prompt_tokens)
         rows = sorted(field(response, "data") or [], key=lambda r: int(field(r, "index") or 0))

@@ -10,7 +10,7 @@ from typing import Any, Protocol, runtime_checkable
 import structlog
 
 from weir_common.llm.genai import genai_call
-from weir_common.llm.litellm_support import import_litellm, to_llm_error
+from weir_common.llm.litellm_support import import_litellm, logged_llm_error
 from weir_common.llm.profiles import LLMSettings, ModelProfile, ProfileName
 from weir_common.llm.stream_assembly import ToolCallAssembler, field, parse_usage
 from weir_common.llm.types import (
@@ -133,15 +133,7 @@ class LiteLLMClient:
                             yield TextDelta(text=text)
                         assembler.add(field(delta, "tool_calls"))
             except Exception as exc:
-                err = to_llm_error(exc)
-                log.warning(
-                    "llm.stream.failed",
-                    model=prof.model,
-                    transient=err.transient,
-                    status_code=err.status_code,
-                    error=err.message,
-                )
-                raise err from exc
+                raise logged_llm_error("llm.stream.failed", prof.model, exc) from exc
             finally:  # also runs when the consumer stops early: free the HTTP connection
                 aclose = getattr(response, "aclose", None)
                 if aclose is not None:
@@ -185,15 +177,7 @@ class LiteLLMClient:
             try:
                 response = await litellm.acompletion(stream=False, **kwargs)
             except Exception as exc:
-                err = to_llm_error(exc)
-                log.warning(
-                    "llm.complete.failed",
-                    model=prof.model,
-                    transient=err.transient,
-                    status_code=err.status_code,
-                    error=err.message,
-                )
-                raise err from exc
+                raise logged_llm_error("llm.complete.failed", prof.model, exc) from exc
             result = _completion(response, str(prof.model))
             call.finish(
                 response_model=result.model,

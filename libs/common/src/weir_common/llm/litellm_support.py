@@ -10,7 +10,11 @@ import logging
 import os
 from typing import Any
 
+import structlog
+
 from weir_common.llm.types import LLMError
+
+log = structlog.get_logger(__name__)
 
 _TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
 _TRANSIENT_TYPES = frozenset(
@@ -56,6 +60,14 @@ def _status_of(exc: BaseException) -> int | None:
 def is_transient_status(status: int) -> bool:
     """5xx, 408, 409, 425 and 429 may succeed on retry; other 4xx will not."""
     return status >= 500 or status in _TRANSIENT_STATUS
+
+
+def logged_llm_error(event: str, model: object, exc: BaseException) -> LLMError:
+    """`exc` classified (`to_llm_error`), logged as a warning `event`, ready to raise."""
+    err = to_llm_error(exc)
+    log.warning(event, model=model, transient=err.transient, status_code=err.status_code,
+                error=err.message)  # fmt: skip
+    return err
 
 
 def to_llm_error(exc: BaseException) -> LLMError:
