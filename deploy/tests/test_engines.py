@@ -15,6 +15,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from pymilvus import MilvusClient
 
+from weir_common.engines import MILVUS_GRPC_OPTIONS
 from weir_deploy.base import free_port
 from weir_deploy.kafka import ApacheKafka, TansuKafka, new_cluster_id
 
@@ -102,7 +103,9 @@ async def test_redis_set_get(stack_env: dict[str, str]) -> None:
 
 
 def _milvus_round_trip(uri: str) -> list[int]:
-    client = MilvusClient(uri=uri)
+    # dedicated, with weir's keepalive: a shared idle connection pinging every 10 s is sent
+    # GOAWAY (too_many_pings) by Milvus Lite, and pymilvus hands it to later clients of the uri
+    client = MilvusClient(uri=uri, grpc_options=MILVUS_GRPC_OPTIONS, dedicated=True)
     name = f"c_{uuid.uuid4().hex[:8]}"
     try:
         client.create_collection(name, dimension=4, metric_type="L2")

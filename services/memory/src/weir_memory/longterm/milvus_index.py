@@ -84,8 +84,12 @@ class MilvusVectorIndex:
         self.collection = f"{self._prefix}_{dimension}"
         self._dimension = dimension
         self._client = await self._run(
+            # dedicated: never a connection pymilvus shares with other clients of this uri
             lambda: MilvusClient(
-                uri=self._uri, timeout=self._timeout, grpc_options=MILVUS_GRPC_OPTIONS
+                uri=self._uri,
+                timeout=self._timeout,
+                grpc_options=MILVUS_GRPC_OPTIONS,
+                dedicated=True,
             )
         )
         await self._ensure()
