@@ -6,39 +6,22 @@ another user's id is simply not found: the same 404 as an id that does not exist
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request, Response, status
+from fastapi import APIRouter, Depends, Path, Query, Request, Response, status
 from pydantic import BaseModel, Field
 
 from weir_common.events import new_id
 from weir_gateway.auth import Principal, http_principal
 from weir_gateway.frames import CONVERSATION_ID
-from weir_gateway.internal import InternalClient
-from weir_gateway.memory_api import MemoryApiSettings
 from weir_gateway.service import internal_conversation_id
 
 Caller = Annotated[Principal, Depends(http_principal)]
 ConversationId = Annotated[str, Path(pattern=CONVERSATION_ID)]
 
 
-@asynccontextmanager
-async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
-    settings = MemoryApiSettings()
-    app.state.conversations = InternalClient(
-        "the memory service", settings.weir_memory_url, settings.memory_api_timeout_s,
-        token=settings.weir_service_token,
-    )  # fmt: skip
-    try:
-        yield
-    finally:
-        await app.state.conversations.close()
-
-
-router = APIRouter(prefix="/api/conversations", tags=["conversations"], lifespan=_lifespan)
+router = APIRouter(prefix="/api/conversations", tags=["conversations"])
 
 
 class CreateRequest(BaseModel):
@@ -59,7 +42,8 @@ def _path(caller: Principal, conversation_id: str) -> str:
 
 
 async def _call(request: Request, method: str, path: str, **kwargs: Any) -> Any:
-    return await request.app.state.conversations.request(method, path, **kwargs)
+    """Through the memory service's client (`memory_api` opens and closes it)."""
+    return await request.app.state.memory.request(method, path, **kwargs)
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)

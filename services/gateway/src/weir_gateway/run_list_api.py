@@ -12,22 +12,15 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 from pydantic import BaseModel, Field
 
 from weir_gateway.auth import Principal, http_principal_with_user_filter
-from weir_gateway.runs_api import Diagnosis, Verdict
+from weir_gateway.runs_api import CLIENT_STATUS, ClientStatus, Diagnosis, Verdict
 
 router = APIRouter(prefix="/api/runs", tags=["runs"])
 # `?user=` here filters the list (a user may name only themselves): it is no identity
 Caller = Annotated[Principal, Depends(http_principal_with_user_filter)]
-ClientStatus = Literal["running", "completed", "failed"]
-
-# a client's run status as the harness's states (an answered run is complete for a client)
-_STATES: dict[ClientStatus, list[str]] = {
-    "running": ["queued", "running"],
-    "completed": ["finishing", "completed"],
-    "failed": ["failed"],
-}
-_CLIENT: dict[str, ClientStatus] = {
-    state: client for client, states in _STATES.items() for state in states
-}
+# a client's run status as the harness's states (the inverse of `CLIENT_STATUS`)
+_STATES: dict[ClientStatus, list[str]] = {}
+for _state, _client in CLIENT_STATUS.items():
+    _STATES.setdefault(_client, []).append(_state)
 
 
 class RunSummary(BaseModel):
@@ -57,7 +50,7 @@ class RunPage(BaseModel):
 
 def _summary(item: dict[str, Any]) -> RunSummary:
     return RunSummary.model_validate(
-        {**item, "status": _CLIENT.get(str(item.get("status")), "running")}
+        {**item, "status": CLIENT_STATUS.get(str(item.get("status")), "running")}
     )
 
 

@@ -25,8 +25,9 @@ from weir_gateway.tail import ReplySource
 router = APIRouter(prefix="/api/runs", tags=["runs"])
 Caller = Annotated[Principal, Depends(http_principal)]
 
+ClientStatus = Literal["running", "completed", "failed"]
 # the harness's run states, as a client sees them: an answered run is complete for it
-_STATUS: dict[str, Literal["running", "completed", "failed"]] = {
+CLIENT_STATUS: dict[str, ClientStatus] = {
     "queued": "running",
     "running": "running",
     "finishing": "completed",
@@ -73,7 +74,7 @@ class RunAnswer(BaseModel):
     """A run's outcome as its owner sees it (the record fields are None for a resume)."""
 
     run_id: str
-    status: Literal["running", "completed", "failed"]
+    status: ClientStatus
     text: str | None = Field(default=None, description="The whole answer, once completed.")
     route: str | None = None
     intent: str | None = None
@@ -103,7 +104,7 @@ class RunAnswer(BaseModel):
 def answer_of(run: dict[str, Any]) -> RunAnswer:
     """What a client may read of a run record."""
     state, request = run.get("state") or {}, run.get("request") or {}
-    found = _STATUS.get(str(run.get("status")), "running")
+    found = CLIENT_STATUS.get(str(run.get("status")), "running")
     error = RunError(code="step_failed", message=public_reason("step_failed", run.get("error")))
     return RunAnswer(
         run_id=str(run["run_id"]),
