@@ -40,7 +40,7 @@ WORKER_FAILURE = "step.failed"
 OWNERSHIP: tuple[Ownership, ...] = (
     Ownership(
         "gateway",
-        produces=("chat.requested", "ingest.requested"),
+        produces=("chat.requested", "ingest.requested", "tool.confirmation.given"),
         reads_replies="gateway.",
         groups=("gateway.",),
     ),
@@ -55,8 +55,13 @@ OWNERSHIP: tuple[Ownership, ...] = (
             "answer.generate.requested",
             "turn.completed",
         ),
-        consumes=("chat.requested", *HARNESS_RESULT_TYPES, "tools.catalog.updated"),
-        writes_replies=True,  # run.completed, run.failed
+        consumes=(
+            "chat.requested",
+            "tool.confirmation.given",
+            *HARNESS_RESULT_TYPES,
+            "tools.catalog.updated",
+        ),
+        writes_replies=True,  # run.completed, run.failed, tool.confirmation.requested
         groups=("harness.",),
     ),
     Ownership(

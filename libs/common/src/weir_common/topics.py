@@ -22,6 +22,7 @@ HARNESS_RESULT_TYPES = (
 )
 COMMAND_TYPES = (
     "chat.requested",
+    "tool.confirmation.given",
     "memory.context.requested",
     "route.requested",
     "rag.retrieve.requested",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
@@ -20,8 +20,9 @@ from weir_common.telemetry import setup_tracing
 from weir_common.topics import Topics
 
 from . import handlers
-from .builtins import TIME, http_builtins
+from .builtins import BUILTIN, TIME, http_builtins
 from .catalog import CatalogPublisher
+from .confirm import ConfirmRules
 from .mcp_manager import McpManager
 from .models import CallRequest, CallResponse
 from .repository import MemoryResultStore, RedisResultStore, ResultStore, StoreError
@@ -53,11 +54,16 @@ def make_service(
 ) -> ToolsWiring:
     """The tool service the settings describe; `on_change` runs when a server (dis)connects."""
     client = httpx.AsyncClient(follow_redirects=True)
-    builtins = [TIME, *http_builtins(settings, client)]
+    rules = ConfirmRules.of(settings.tools_confirm, settings.tools_no_confirm)
+    builtins = [
+        replace(b, info=rules.apply(b.info, False, f"{BUILTIN}.{b.info.name}"))
+        for b in [TIME, *http_builtins(settings, client)]
+    ]
     mcp = McpManager(
         settings.mcp_servers,
         reserved=[b.info.name for b in builtins],
         backoff_s=settings.reconnect_backoff_s,
+        confirm=rules,
         on_change=on_change,
     )
     store, store_hooks = make_store(settings)

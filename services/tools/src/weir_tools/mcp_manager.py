@@ -28,6 +28,7 @@ from mcp.types import (
 
 from weir_common.events import ServerStatus, ToolInfo
 
+from .confirm import ConfirmRules, by_annotations
 from .mcp_server import CallTimeoutError, McpServer, ServerUnavailableError
 from .models import ToolOutcome
 from .settings import ServerConfig
@@ -55,10 +56,12 @@ class McpManager:
         *,
         reserved: Iterable[str] = (),
         backoff_s: float = 1.0,
+        confirm: ConfirmRules | None = None,
         on_change: Callable[[], Awaitable[None]] | None = None,
         errlog: TextIO = sys.stderr,
     ) -> None:
         self._reserved = frozenset(reserved)
+        self._confirm = confirm or ConfirmRules()
         self._on_change = on_change
         self._routes: dict[str, McpRoute] | None = None
         self.servers = [
@@ -103,6 +106,12 @@ class McpManager:
                     server=server.name,
                 )
                 hints = tool.annotations
+                default = server.config.confirm
+                info = self._confirm.apply(
+                    info,
+                    by_annotations(hints) if default is None else default,
+                    f"{server.name}.{tool.name}",
+                )
                 repeatable = hints is not None and bool(
                     hints.read_only_hint or hints.idempotent_hint
                 )

@@ -30,6 +30,11 @@ class ServerConfig(BaseModel):
     url: str | None = Field(default=None, description="sse / streamable_http: the endpoint.")
     headers: dict[str, str] = Field(default_factory=dict, description="HTTP headers to send.")
     timeout_s: float = Field(default=15.0, gt=0, description="Connect and tools/list limit.")
+    confirm: bool | None = Field(
+        default=None,
+        description="true: every tool of this server needs the user's approval before each "
+        "call; false: none does; unset: each tool's MCP annotations decide (weir_tools.confirm).",
+    )
 
     @model_validator(mode="after")
     def _reachable(self) -> ServerConfig:
@@ -63,6 +68,16 @@ class ToolsSettings(WeirSettings):
     service_name: ClassVar[str] = "tools"
 
     mcp_servers: list[ServerConfig] = Field(default_factory=default_servers)
+    tools_confirm: list[str] = Field(
+        default_factory=list,
+        description="Tools that always need the user's approval before each call (names as "
+        "exposed or `<server>.<tool>`).",
+        examples=[["restart_service"]],
+    )
+    tools_no_confirm: list[str] = Field(
+        default_factory=list,
+        description="Tools that never need approval, whatever their annotations say.",
+    )
     reconnect_backoff_s: float = Field(
         default=1.0, ge=0, description="Least time between two connect attempts to one server."
     )

@@ -42,6 +42,8 @@ from weir_common.events.tools import (
     ReactStepRequested,
     RunStep,
     ServerStatus,
+    ToolConfirmationGiven,
+    ToolConfirmationRequested,
     ToolInfo,
     ToolsCallCompleted,
     ToolsCallRequested,
@@ -73,6 +75,8 @@ AnyEvent = Annotated[
     | ReactStepRequested
     | ReactStepDecided
     | RunStep
+    | ToolConfirmationRequested
+    | ToolConfirmationGiven
     | ConversationTitled,
     Field(discriminator="type"),
 ]
@@ -96,6 +100,7 @@ Reply = Annotated[
     | RunCompleted
     | RunFailed
     | RunStep
+    | ToolConfirmationRequested
     | IngestCompleted
     | IngestFailed
     | ConversationTitled,
@@ -147,6 +152,8 @@ __all__ = [
     "StepCommand",
     "StepFailed",
     "StepResult",
+    "ToolConfirmationGiven",
+    "ToolConfirmationRequested",
     "ToolInfo",
     "ToolsCallCompleted",
     "ToolsCallRequested",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,6 +21,12 @@ class ToolInfo(BaseModel):
     description: str = ""
     input_schema: dict[str, Any] = Field(default_factory=dict)
     server: str = Field(description="The MCP server (or 'builtin') that provides it.")
+    confirm: bool = Field(
+        default=False,
+        description="Each call needs the user's approval first: the tool may change things "
+        "(its MCP annotations say destructive or not read-only, or the catalogue settings "
+        "mark it so).",
+    )
 
 
 class ServerStatus(BaseModel):
@@ -58,6 +65,41 @@ class ToolsCallCompleted(StepResult):
     content: str
     is_error: bool = False
     duration_ms: float = 0.0
+
+
+ConfirmReason = Literal["side_effects", "policy"]
+Remember = Literal["once", "conversation", "always"]
+
+
+class ToolConfirmationRequested(Event):
+    """Harness → requester: a planned call waits for the user's approval (the run is parked
+    until `expires_at`; no answer by then counts as a denial)."""
+
+    type: Literal["tool.confirmation.requested"] = "tool.confirmation.requested"
+    call_id: str = Field(description="Names this call in the answer (ToolConfirmationGiven).")
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    server: str = ""
+    expires_at: datetime
+    reason: ConfirmReason = Field(
+        default="side_effects",
+        description="side_effects: the catalogue marks the tool as changing things; "
+        "policy: the user's own settings ask for it.",
+    )
+
+
+class ToolConfirmationGiven(Event):
+    """Requester → harness: the user's answer to a ToolConfirmationRequested. `user_id` is
+    the verified identity of whoever answered; only the run's own user is obeyed."""
+
+    type: Literal["tool.confirmation.given"] = "tool.confirmation.given"
+    call_id: str
+    approve: bool
+    remember: Remember = Field(
+        default="once",
+        description="once: this call only; conversation: this tool in this conversation; "
+        "always: this tool for this user (stored as the user's tool policy).",
+    )
 
 
 class ReactStepRequested(StepCommand):
