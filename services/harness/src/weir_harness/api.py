@@ -11,11 +11,23 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.encoders import jsonable_encoder
+from pydantic import BaseModel, Field
 
 from weir_common.service_auth import Token, require_service_token
+from weir_harness.confirmation import PolicyDecision
 from weir_harness.diagnosis import timeline
 from weir_harness.repository import RunRepository
 from weir_harness.run_list import MAX_LIMIT, CursorError, RunQuery
+
+
+class ToolPolicy(BaseModel):
+    """A user's standing answer for a tool (weir_harness.confirmation)."""
+
+    tool: str = Field(min_length=1, max_length=200, description="A tool name, or * for all.")
+    decision: PolicyDecision
+    conversation_id: str | None = Field(
+        default=None, description="The harness's conversation id; null: every conversation."
+    )
 
 
 def make_router(repo: RunRepository, token: Token) -> APIRouter:
@@ -58,6 +70,26 @@ def make_router(repo: RunRepository, token: Token) -> APIRouter:
             **jsonable_encoder(outcome),
             "timeline": jsonable_encoder(timeline(steps)),
         }
+
+    @router.get("/users/{user_id}/tool-policies")
+    async def list_policies(user_id: str) -> dict[str, Any]:
+        """The user's tool policies (conversation_id null: every conversation)."""
+        return {"user_id": user_id, "policies": jsonable_encoder(await repo.policies(user_id))}
+
+    @router.put("/users/{user_id}/tool-policies")
+    async def put_policy(user_id: str, policy: ToolPolicy) -> dict[str, Any]:
+        """Set one tool policy of the user (replacing the one for the same tool and scope)."""
+        await repo.put_policy(user_id, policy.conversation_id, policy.tool, policy.decision)
+        return {"user_id": user_id, **policy.model_dump()}
+
+    @router.delete("/users/{user_id}/tool-policies")
+    async def delete_policy(
+        user_id: str, tool: str, conversation_id: str | None = None
+    ) -> dict[str, Any]:
+        """Remove one tool policy of the user."""
+        deleted = await repo.delete_policy(user_id, conversation_id, tool)
+        return {"user_id": user_id, "tool": tool, "conversation_id": conversation_id,
+                "deleted": deleted}  # fmt: skip
 
     @router.delete("/users/{user_id}/runs")
     async def forget_runs(user_id: str) -> dict[str, Any]:

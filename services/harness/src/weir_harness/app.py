@@ -43,6 +43,10 @@ def create_app(settings: HarnessSettings) -> FastAPI:
         **subscriber_options("weir.harness.requests", fetch_max_wait_ms=wait),
     )(handlers.on_chat)
     broker.subscriber(
+        topics.of("tool.confirmation.given"),
+        **subscriber_options("weir.harness.confirmations", fetch_max_wait_ms=wait),
+    )(handlers.on_confirmation)
+    broker.subscriber(
         *topics.harness_results(),
         **subscriber_options("weir.harness.results", fetch_max_wait_ms=wait),
     )(handlers.on_result)

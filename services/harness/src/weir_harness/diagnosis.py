@@ -43,6 +43,7 @@ class Facts:
     passages: int = 0
     sources: list[str] = field(default_factory=list)
     steps_sent: set[str] = field(default_factory=set)
+    confirmations: list[tuple[str, str]] = field(default_factory=list)  # (decision, tool)
 
 
 def facts_of(steps: Sequence[Step]) -> Facts:
@@ -60,6 +61,8 @@ def facts_of(steps: Sequence[Step]) -> Facts:
             facts.resends.append(step)
         elif kind == "budget":
             _budget(facts, payload)
+        elif kind == "confirmation" and payload.get("decision"):
+            facts.confirmations.append((str(payload["decision"]), str(payload.get("tool"))))
         elif kind == "result":
             _result(facts, step, payload)
     return facts
@@ -128,6 +131,21 @@ def _refused(run: Run, facts: Facts) -> list[tuple[Level, str]]:
     ]
 
 
+_CONFIRMATION_HINTS = {
+    "denied": "the user declined the call of {tool}; it was not run",
+    "expired": "the call of {tool} waited for the user's confirmation until it expired",
+    "policy_denied": "the user's settings deny {tool}; it was not called",
+}
+
+
+def _unconfirmed(run: Run, facts: Facts) -> list[tuple[Level, str]]:
+    return [
+        ("blocked", _CONFIRMATION_HINTS[decision].format(tool=tool))
+        for decision, tool in facts.confirmations
+        if decision in _CONFIRMATION_HINTS
+    ]
+
+
 def _retried(run: Run, facts: Facts) -> list[tuple[Level, str]]:
     return [("warning", f"{step} was retried (attempt {n})") for step, n in facts.retries]
 
@@ -166,6 +184,7 @@ DIAGNOSIS_RULES = (
     _run_failed,
     _budgets,
     _refused,
+    _unconfirmed,
     _retried,
     _timed_out,
     _transient,
@@ -197,6 +216,17 @@ def _permanent_failure(run: Run, facts: Facts) -> Judged:
     if not permanent:
         return None
     return "needs_human", [f"{permanent[-1]} failed permanently: a retry will not fix it"]
+
+
+def _confirmation_expired(run: Run, facts: Facts) -> Judged:
+    """A side effect waited for the user, who never answered: someone has to decide."""
+    expired = [tool for decision, tool in facts.confirmations if decision == "expired"]
+    if not expired:
+        return None
+    return "needs_human", [
+        f"the call of {tool} needed the user's confirmation and none came in time; it was not run"
+        for tool in expired
+    ]
 
 
 def _failed(run: Run, facts: Facts) -> Judged:
@@ -266,6 +296,7 @@ def _nothing(run: Run, facts: Facts) -> Judged:
 
 VERDICT_RULES = (
     _permanent_failure,
+    _confirmation_expired,
     _failed,
     _answered_but_broken,
     _no_evidence,
@@ -316,7 +347,7 @@ _DETAILS: dict[str, tuple[str, ...]] = {
 def _detail(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
     if payload.get("pruned") or payload.get("scrubbed"):
         return {k: True for k in ("pruned", "scrubbed") if payload.get(k)}
-    if kind in ("budget", "timeout", "resend"):
+    if kind in ("budget", "timeout", "resend", "confirmation"):
         return {k: v for k, v in payload.items() if k != "arguments"}
     kind_of = str(payload.get("type"))
     if kind_of == "rag.retrieve.completed":

@@ -10,7 +10,12 @@ import asyncio
 
 import structlog
 
-from weir_common.events import ChatRequested, HarnessResult, ToolsCatalogUpdated
+from weir_common.events import (
+    ChatRequested,
+    HarnessResult,
+    ToolConfirmationGiven,
+    ToolsCatalogUpdated,
+)
 from weir_common.telemetry import current_traceparent
 from weir_harness.outbox import OutboxRelay
 from weir_harness.service import RunService
@@ -33,6 +38,11 @@ class HarnessHandlers:
     async def on_result(self, event: HarnessResult) -> None:
         """A worker's result moves its run forward."""
         if await self._service.on_result(event):
+            self._relay.wake()
+
+    async def on_confirmation(self, event: ToolConfirmationGiven) -> None:
+        """The user's answer for a parked tool call."""
+        if await self._service.on_confirmation(event):
             self._relay.wake()
 
     async def on_catalog(self, event: ToolsCatalogUpdated) -> None:

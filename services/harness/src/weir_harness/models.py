@@ -24,12 +24,14 @@ class RunStatus(StrEnum):
 
     QUEUED = "queued"  # waiting for an earlier run of the same conversation
     RUNNING = "running"
+    AWAITING_CONFIRMATION = "awaiting_confirmation"  # a tool call waits for the user's OK
     FINISHING = "finishing"  # answered; its turn is being written to memory
     COMPLETED = "completed"
     FAILED = "failed"
 
 
-ACTIVE = (RunStatus.RUNNING, RunStatus.FINISHING)
+# a run waiting for confirmation still holds its conversation (later turns queue behind it)
+ACTIVE = (RunStatus.RUNNING, RunStatus.AWAITING_CONFIRMATION, RunStatus.FINISHING)
 
 
 class RunState(BaseModel):
@@ -50,6 +52,9 @@ class RunState(BaseModel):
     tool_calls: int = Field(default=0, description="Tool calls this run made (F24).")
     call_counts: dict[str, int] = Field(default_factory=dict, description="Per tool+arguments.")
     next_call: PlannedCall | None = None
+    awaiting: ConfirmationWait | None = Field(
+        default=None, description="The call parked until the user approves or denies it."
+    )
     loop_started_at: datetime | None = None
     step_sent_at: datetime | None = Field(
         default=None, description="When the pending command was sent (step latency metric)."
@@ -68,6 +73,17 @@ class PlannedCall(BaseModel):
     def signature(self) -> str:
         """Tool plus canonical arguments: identical calls have the same signature."""
         return f"{self.tool}:{json.dumps(self.arguments, sort_keys=True, ensure_ascii=False)}"
+
+
+class ConfirmationWait(BaseModel):
+    """A planned call that waits for the user's approval (weir_harness.confirmation)."""
+
+    call_id: str
+    call: PlannedCall
+    server: str = ""
+    reason: str = "side_effects"
+    asked_at: datetime
+    expires_at: datetime
 
 
 class Run(BaseModel):

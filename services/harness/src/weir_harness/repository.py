@@ -13,6 +13,7 @@ import asyncpg
 from weir_common.events import Event
 from weir_common.migrations import migrate_package
 from weir_common.topics import Topics
+from weir_harness.confirmation import NO_POLICIES, Policies, PolicyDecision
 from weir_harness.models import ACTIVE, Run, RunStatus
 from weir_harness.run_list import RunQuery, list_page
 
@@ -68,7 +69,36 @@ class RunTx:
             user_id,
         )
         status = await self._conn.execute("DELETE FROM runs WHERE user_id = $1", user_id)
+        await self._conn.execute("DELETE FROM tool_policies WHERE user_id = $1", user_id)
         return int(status.split()[-1])
+
+    async def tool_policies(self, run: Run) -> Policies:
+        """The run's user's tool policies, as they apply to the run's conversation."""
+        if run.user_id is None:
+            return NO_POLICIES
+        rows = await self._conn.fetch(
+            "SELECT conversation_id, tool, decision FROM tool_policies"
+            " WHERE user_id = $1 AND (conversation_id IS NULL OR conversation_id = $2)",
+            run.user_id,
+            run.conversation_id,
+        )
+        found = [(r["conversation_id"], r["tool"], r["decision"]) for r in rows]
+        return Policies.of_rows(found, run.conversation_id)
+
+    async def put_policy(
+        self, user_id: str, conversation_id: str | None, tool: str, decision: PolicyDecision
+    ) -> None:
+        """Set the user's policy for `tool` in one conversation (None: in every one)."""
+        await self._conn.execute(
+            "INSERT INTO tool_policies (user_id, conversation_id, tool, decision)"
+            " VALUES ($1, $2, $3, $4)"
+            " ON CONFLICT (user_id, (coalesce(conversation_id, '')), tool)"
+            " DO UPDATE SET decision = excluded.decision, updated_at = now()",
+            user_id,
+            conversation_id,
+            tool,
+            decision,
+        )
 
     async def _blank_steps(self, run_ids: list[str], marker: str) -> None:
         """Replace the step payloads of `run_ids` with `{marker: true}` (rows stay)."""
@@ -342,6 +372,36 @@ class RunRepository:
         ended_before = datetime.now(UTC) - timedelta(days=retention_days)
         async with self.transaction() as tx:
             return await tx.prune_steps(ended_before)
+
+    async def policies(self, user_id: str) -> list[dict[str, Any]]:
+        """Every tool policy of a user: conversation_id (None: every conversation), tool,
+        decision, updated_at."""
+        async with self.transaction() as tx:
+            rows = await tx.connection.fetch(
+                "SELECT conversation_id, tool, decision, updated_at FROM tool_policies"
+                " WHERE user_id = $1 ORDER BY conversation_id NULLS FIRST, tool",
+                user_id,
+            )
+            return [dict(r) for r in rows]
+
+    async def put_policy(
+        self, user_id: str, conversation_id: str | None, tool: str, decision: PolicyDecision
+    ) -> None:
+        """Set one tool policy of a user."""
+        async with self.transaction() as tx:
+            await tx.put_policy(user_id, conversation_id, tool, decision)
+
+    async def delete_policy(self, user_id: str, conversation_id: str | None, tool: str) -> bool:
+        """Remove one tool policy; False when there was none."""
+        async with self.transaction() as tx:
+            status = await tx.connection.execute(
+                "DELETE FROM tool_policies WHERE user_id = $1 AND tool = $3"
+                " AND coalesce(conversation_id, '') = coalesce($2, '')",
+                user_id,
+                conversation_id,
+                tool,
+            )
+            return bool(status.endswith(" 1"))
 
     async def list_runs(self, query: RunQuery) -> tuple[list[dict[str, Any]], str | None]:
         """One page of runs, recent first, and the cursor of the next page (None: last)."""

@@ -21,15 +21,32 @@ from datetime import UTC, datetime, timedelta
 
 import structlog
 
-from weir_common.events import ChatRequested, Event, HarnessResult, RunFailed, StepFailed
+from weir_common.events import (
+    ChatRequested,
+    Event,
+    HarnessResult,
+    ReactStepDecided,
+    RunFailed,
+    StepFailed,
+    ToolConfirmationGiven,
+)
 from weir_common.metrics import RUNS, STEP_SECONDS
 from weir_harness.budget import fit, size_of
 from weir_harness.capabilities import Capabilities
+from weir_harness.confirmation import (
+    CONFIRM,
+    NO_POLICIES,
+    Outcome,
+    PolicyDecision,
+    answerable,
+    park,
+    resume,
+)
 from weir_harness.diagnosis import diagnose, judge
 from weir_harness.models import Run, RunStatus
 from weir_harness.repository import RunRepository, RunTx
 from weir_harness.settings import HarnessSettings
-from weir_harness.steps import FIRST_STEP, LOOP_STEPS, PLAN, build_command
+from weir_harness.steps import CALL, FIRST_STEP, GENERATE, LOOP_STEPS, PLAN, build_command
 from weir_harness.transitions import (
     Decision,
     counts_as_model_turn,
@@ -128,14 +145,46 @@ class RunService:
             if isinstance(result, StepFailed):
                 await self._failed(tx, run, result.reason, result.transient, out)
             else:
-                await self._apply(
-                    tx,
-                    run,
-                    decide(run, result, self.capabilities.for_request(run.request), self._settings),
-                    out,
-                )
+                planned = isinstance(result, ReactStepDecided) and result.tool is not None
+                policies = await tx.tool_policies(run) if planned else NO_POLICIES
+                caps = self.capabilities.for_request(run.request)
+                await self._apply(tx, run, decide(run, result, caps, self._settings, policies), out)
             await out.stage(tx)
         return out.items
+
+    async def on_confirmation(self, given: ToolConfirmationGiven) -> list[Outgoing]:
+        """The user's answer for a parked call: send it, or end it as declined."""
+        out = _Out()
+        async with self._repo.transaction() as tx:
+            if not await tx.first_time(given.event_id) or given.run_id is None:
+                return []
+            run = await tx.get(given.run_id)
+            why_not = answerable(run, given)
+            if run is None or why_not is not None:
+                log.info("confirmation.ignored", run_id=given.run_id, why=why_not)
+                return []
+            wait = run.state.awaiting
+            assert wait is not None  # answerable() checked it
+            outcome: Outcome = "approved" if given.approve else "denied"
+            note = {"decision": outcome, "call_id": wait.call_id, "tool": wait.call.tool,
+                    "remember": given.remember, "by": given.user_id}  # fmt: skip
+            await tx.add_step(run, "confirmation", given.event_id, note)
+            if given.remember != "once" and run.user_id is not None:
+                conversation = run.conversation_id if given.remember == "conversation" else None
+                decision: PolicyDecision = "allow" if given.approve else "deny"
+                await tx.put_policy(run.user_id, conversation, wait.call.tool, decision)
+            self._observe_step(run, outcome)
+            await self._unpark(tx, run, outcome, out)
+            await out.stage(tx)
+        return out.items
+
+    async def _unpark(self, tx: RunTx, run: Run, outcome: Outcome, out: _Out) -> None:
+        """Send the approved call, or answer with the denial (or expiry) observed."""
+        _, step = resume(run, outcome, self._now())
+        if step is None:
+            await self._send(tx, run, CALL, 1, out)
+        else:
+            await self._apply(tx, run, Decision(GENERATE, [step]), out)
 
     async def sweep(self) -> list[Outgoing]:
         """Retry steps whose backoff ended, and treat passed deadlines as transient failures."""
@@ -143,7 +192,16 @@ class RunService:
         now = self._now()
         async with self._repo.transaction() as tx:
             for run in await tx.due(now):
-                if run.retry_at is not None and run.retry_at <= now:
+                if run.step == CONFIRM and run.deadline is not None and run.deadline <= now:
+                    wait = run.state.awaiting
+                    note = {"decision": "expired", "tool": wait.call.tool if wait else None,
+                            "call_id": run.pending_event_id}  # fmt: skip
+                    await tx.add_step(run, "confirmation", run.pending_event_id or "", note)
+                    self._observe_step(run, "expired")
+                    await self._unpark(tx, run, "expired", out)
+                elif run.step == CONFIRM:
+                    continue
+                elif run.retry_at is not None and run.retry_at <= now:
                     await self._send(tx, run, run.step or FIRST_STEP, run.attempt + 1, out)
                 elif run.step is not None and out_of_time(run, run.step, self._settings, now):
                     await self._apply(tx, run, stop_for_time(run, self._settings), out)
@@ -216,6 +274,14 @@ class RunService:
             out.add(reply, topic=run.request.reply_to, run=run)
         if decision.next_step is None:
             await self._close(tx, run, RunStatus.COMPLETED, out)
+        elif decision.next_step == CONFIRM and run.state.next_call is not None:
+            caps = self.capabilities.for_request(run.request)
+            asked = park(run, run.state.next_call, caps, self._now(), self._settings)
+            note = {"decision": "asked", "call_id": asked.call_id, "tool": asked.tool,
+                    "reason": asked.reason, "expires_at": asked.expires_at.isoformat()}  # fmt: skip
+            await tx.add_step(run, "confirmation", asked.call_id, note, CONFIRM)
+            await tx.save(run)
+            out.add(asked, topic=run.request.reply_to, run=run)
         else:
             await self._send(tx, run, decision.next_step, 1, out)
 

@@ -56,6 +56,12 @@ class HarnessSettings(WeirSettings):
     agent_max_repeated_tool_calls: int = Field(default=1, ge=1, description="Same tool+args.")
     agent_max_runtime_seconds: float = Field(default=60.0, gt=0, description="Tool loop time.")
     tool_timeout_s: float = Field(default=30.0, gt=0, description="One tool call's limit.")
+    tool_confirm_timeout_s: float = Field(
+        default=600.0,
+        gt=0,
+        description="How long a tool call waits for the user's confirmation; no answer by "
+        "then counts as a denial (the run's verdict is needs_human).",
+    )
 
     def timeout_for(self, step: str) -> float:
         """The deadline of one step command."""

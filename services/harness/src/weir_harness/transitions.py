@@ -26,6 +26,7 @@ from weir_common.events import (
     TurnRecorded,
 )
 from weir_harness.capabilities import Capabilities
+from weir_harness.confirmation import CONFIRM, NO_POLICIES, Policies, gate, refused_by_policy
 from weir_harness.models import PlannedCall, Run, RunStatus
 from weir_harness.settings import HarnessSettings
 from weir_harness.steps import CALL, GENERATE, LOOP_STEPS, PLAN, after_observation, after_route
@@ -43,7 +44,11 @@ class Decision:
 
 
 def decide(
-    run: Run, result: HarnessResult, caps: Capabilities, settings: HarnessSettings
+    run: Run,
+    result: HarnessResult,
+    caps: Capabilities,
+    settings: HarnessSettings,
+    policies: Policies = NO_POLICIES,
 ) -> Decision:
     """Fold `result` into `run.state` and choose what comes next."""
     if isinstance(result, MemoryContextReady):
@@ -55,7 +60,7 @@ def decide(
     if isinstance(result, RagRetrieveCompleted):
         return _retrieved(run, result)
     if isinstance(result, ReactStepDecided):
-        return _planned(run, result, settings)
+        return _planned(run, result, settings, caps, policies)
     if isinstance(result, ToolsCallCompleted):
         return _observed(run, result, settings)
     return _answered(run, result)
@@ -81,7 +86,13 @@ def _retrieved(run: Run, result: RagRetrieveCompleted) -> Decision:
     return Decision(GENERATE, [step])
 
 
-def _planned(run: Run, decided: ReactStepDecided, settings: HarnessSettings) -> Decision:
+def _planned(
+    run: Run,
+    decided: ReactStepDecided,
+    settings: HarnessSettings,
+    caps: Capabilities,
+    policies: Policies = NO_POLICIES,
+) -> Decision:
     state, envelope = run.state, run.request.envelope()
     replies: list[Event] = []
     if decided.thought:
@@ -100,10 +111,16 @@ def _planned(run: Run, decided: ReactStepDecided, settings: HarnessSettings) -> 
         note = ("budget", {"rule": "repeated_call", "tool": call.tool, "arguments": call.arguments})
         return Decision(after_observation(run, settings), replies, [note])
     state.call_counts[call.signature] = state.call_counts.get(call.signature, 0) + 1
+    gated = gate(call, caps, policies)  # confirmation before side effects (confirmation.py)
+    if gated.action == "deny":
+        observation, step = refused_by_policy(run, call)
+        state.observations.append(observation)
+        note = ("confirmation", {"decision": "policy_denied", "tool": call.tool})
+        return Decision(GENERATE, [*replies, step], [note])
     state.next_call = call
     action = f"{call.tool}({call.arguments})"
     replies.append(RunStep(kind="action", content=action, tool=call.tool, **envelope))
-    return Decision(CALL, replies)
+    return Decision(CONFIRM if gated.action == "ask" else CALL, replies)
 
 
 def _observed(run: Run, done: ToolsCallCompleted, settings: HarnessSettings) -> Decision:

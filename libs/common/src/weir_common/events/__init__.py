@@ -38,8 +38,10 @@ from weir_common.events.steps import (
     TurnRecorded,
 )
 from weir_common.events.tools import (
+    ConfirmReason,
     ReactStepDecided,
     ReactStepRequested,
+    Remember,
     RunStep,
     ServerStatus,
     ToolConfirmationGiven,
@@ -125,6 +127,7 @@ __all__ = [
     "AnswerGenerated",
     "AnyEvent",
     "ChatRequested",
+    "ConfirmReason",
     "ConversationTitled",
     "Event",
     "HarnessResult",
@@ -141,6 +144,7 @@ __all__ = [
     "RagRetrieveRequested",
     "ReactStepDecided",
     "ReactStepRequested",
+    "Remember",
     "Reply",
     "Route",
     "RouteDecided",
