@@ -362,7 +362,8 @@ async def test_remembered_answers_become_the_users_policies(
     out = await service.on_confirmation(answer(asked, True, remember="conversation"))
     assert isinstance(command(out), ToolsCallRequested)
     assert await repo.policies("user-1") == [
-        {"conversation_id": asked.conversation_id, "tool": "write", "decision": "allow",
+        {"conversation_id": asked.conversation_id, "client_conversation_id": None,
+         "tool": "write", "decision": "allow",
          "updated_at": (await repo.policies("user-1"))[0]["updated_at"]}]  # fmt: skip
     # the next run of that conversation calls `write` without asking (after this one ends)
     done = ToolsCallCompleted(tool="write", content="ok", request_id=command(out).event_id,

@@ -16,6 +16,7 @@ from weir_common.telemetry import setup_tracing
 from weir_gateway import (
     auth_api,
     chat_api,
+    confirm_api,
     conversations_api,
     knowledge_api,
     memory_api,
@@ -100,6 +101,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     app.include_router(run_list_api.router)
     app.include_router(conversations_api.router)
     app.include_router(runs_api.router)
+    app.include_router(confirm_api.router)
 
     @app.websocket("/ws/chat")
     async def chat(ws: WebSocket) -> None:

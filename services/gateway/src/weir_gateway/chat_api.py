@@ -2,7 +2,8 @@
 
 `POST /api/chat {"message": …, "conversation_id": …}` answers with an SSE stream:
 `conversation_id`, `text` (pieces of the answer), `reset` (a generation restarted: discard the
-text so far), `tool_call`, `tool_result`, `done`, `error`.
+text so far), `tool_call`, `tool_result`, `confirm` (a tool call waits for the user's approval:
+answer with `POST /api/runs/{run_id}/confirm`), `done`, `error`.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ class ChatBody(BaseModel):
     tools: bool = Field(default=True, description="Allow tool calls this turn.")
 
 
+CONFIRM_FIELDS = ("run_id", "call_id", "tool", "arguments", "server", "expires_at", "reason")
+
+
 def _sse(event: str, data: dict[str, object]) -> str:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
@@ -50,6 +54,7 @@ def to_sse(frame: Frame) -> str | None:
         "reset": lambda: {"attempt": frame["attempt"]},  # a generation restart: drop the text
         "tool_call": lambda: {"name": frame["tool"], "args": frame["content"]},
         "tool_result": lambda: {"name": frame["tool"], "result": frame["content"]},
+        "confirm": lambda: {k: frame[k] for k in CONFIRM_FIELDS},
         "done": lambda: {"route": frame["route"], "offline": frame["offline"]},
         "error": lambda: {"message": frame["message"]},
     }.get(kind)

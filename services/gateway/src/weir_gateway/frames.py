@@ -1,9 +1,16 @@
 """The WebSocket frame format, both directions, as typed models.
 
-Client → server: `chat` (a message), `resume` (a run of a lost connection) and `ping`.
-Server → client: `ready`, `accepted`, `resumed`, `step`, `delta`, `reset`, `done`, `error`,
-`pong`, `title`; every server frame carries `seq`, the frame's
+Client → server: `chat` (a message), `resume` (a run of a lost connection), `confirm` (the
+answer for a tool call waiting for approval) and `ping`.
+Server → client: `ready`, `accepted`, `resumed`, `step`, `confirm`, `confirmed`, `delta`,
+`reset`, `done`, `error`, `pong`, `title`; every server frame carries `seq`, the frame's
 position on this connection, so a client can detect loss.
+
+`confirm` (`{"type": "confirm", "run_id", "call_id", "tool", "arguments": {…}, "server",
+"expires_at", "reason": "side_effects"|"policy"}`): the run waits until the user approves or
+denies that call (weir_gateway.confirm_api); `confirmed` acknowledges the client's answer
+(`{"type": "confirmed", "run_id", "call_id", "approve", "remember"}`), after which the run
+goes on as usual.
 
 `title` (`{"type": "title", "conversation_id": …, "title": …, "seq": …}`) comes once per
 conversation, after the `done` of its first turn, on every socket of that user open on the
@@ -61,7 +68,21 @@ class ResumeFrame(BaseModel):
     )
 
 
-ClientFrame = Annotated[ChatFrame | PingFrame | ResumeFrame, Field(discriminator="type")]
+class ConfirmFrame(BaseModel):
+    """The user's answer for a tool call waiting for approval (a `confirm` frame's)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["confirm"]
+    run_id: str = Field(pattern=CONVERSATION_ID)
+    call_id: str = Field(min_length=1, max_length=128)
+    approve: bool
+    remember: Literal["once", "conversation", "always"] = "once"
+
+
+ClientFrame = Annotated[
+    ChatFrame | PingFrame | ResumeFrame | ConfirmFrame, Field(discriminator="type")
+]
 CLIENT_FRAME: TypeAdapter[ClientFrame] = TypeAdapter(ClientFrame)
 
-CLIENT_FRAME_TYPES = ("chat", "ping", "resume")
+CLIENT_FRAME_TYPES = ("chat", "ping", "resume", "confirm")

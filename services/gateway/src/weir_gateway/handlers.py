@@ -19,7 +19,14 @@ from pydantic import ValidationError
 from weir_common.bus import KafkaCredentials, publish
 from weir_common.events import ChatRequested, Reply, new_id
 from weir_gateway.auth import Principal
-from weir_gateway.frames import CLIENT_FRAME, CLIENT_FRAME_TYPES, ChatFrame, ResumeFrame
+from weir_gateway.confirm_api import ConfirmBody, ConfirmError, confirm_frame, give_confirmation
+from weir_gateway.frames import (
+    CLIENT_FRAME,
+    CLIENT_FRAME_TYPES,
+    ChatFrame,
+    ConfirmFrame,
+    ResumeFrame,
+)
 from weir_gateway.internal import InternalClient
 from weir_gateway.quotas import QuotaExceededError, Quotas
 from weir_gateway.runs_api import answer_of, find_record, look_up, reply_source
@@ -109,7 +116,8 @@ class ChatConnection:
         if not isinstance(raw, dict) or raw.get("type") not in CLIENT_FRAME_TYPES:
             kind = raw.get("type") if isinstance(raw, dict) else type(raw).__name__
             self._error(
-                "unknown_type", f"unknown frame type {kind!r}; expected chat, resume or ping"
+                "unknown_type",
+                f"unknown frame type {kind!r}; expected chat, resume, confirm or ping",
             )
             return
         try:
@@ -121,6 +129,8 @@ class ChatConnection:
             await self._on_chat(frame)
         elif isinstance(frame, ResumeFrame):
             self._spawn(self._on_resume(frame))  # may wait for the run to be recorded
+        elif isinstance(frame, ConfirmFrame):
+            self._spawn(self._on_confirm(frame))
         else:
             self._outbox.put_nowait({"type": "pong"})
 
@@ -161,6 +171,18 @@ class ChatConnection:
             }
         )
 
+    async def _on_confirm(self, frame: ConfirmFrame) -> None:
+        """Pass the user's answer for a waiting tool call on to the harness."""
+        answer = ConfirmBody(call_id=frame.call_id, approve=frame.approve, remember=frame.remember)
+        try:
+            sent = await give_confirmation(self._runs, self._broker, self._settings,
+                                           user_id=self._user, run_id=frame.run_id,
+                                           answer=answer)  # fmt: skip
+        except ConfirmError as exc:
+            self._error(exc.code, exc.message, frame.run_id)
+            return
+        self._outbox.put_nowait({"type": "confirmed", **sent})
+
     async def _on_resume(self, frame: ResumeFrame) -> None:
         """Follow a run of a lost connection here: the pieces after the last one the client
         had (`after`, of generation `attempt`), the live rest, and one final frame."""
@@ -181,6 +203,9 @@ class ChatConnection:
         self._hub.expect(stream, self._outbox)
         self._outbox.put_nowait({"type": "resumed", "run_id": found.run_id,
                                  "status": found.status, **stream.ids()})  # fmt: skip
+        waiting = confirm_frame(run)  # the card to show again: the run waits for the user
+        if waiting is not None:
+            self._outbox.put_nowait(waiting)
         final = found.final_frame(stream.ids())
         source = reply_source(run)
         # a finished run ends at once, unless the client has some pieces (`after`) of an

@@ -25,11 +25,12 @@ from weir_gateway.tail import ReplySource
 router = APIRouter(prefix="/api/runs", tags=["runs"])
 Caller = Annotated[Principal, Depends(http_principal)]
 
-ClientStatus = Literal["running", "completed", "failed"]
+ClientStatus = Literal["running", "awaiting_confirmation", "completed", "failed"]
 # the harness's run states, as a client sees them: an answered run is complete for it
 CLIENT_STATUS: dict[str, ClientStatus] = {
     "queued": "running",
     "running": "running",
+    "awaiting_confirmation": "awaiting_confirmation",  # a tool call waits for the user's OK
     "finishing": "completed",
     "completed": "completed",
     "failed": "failed",

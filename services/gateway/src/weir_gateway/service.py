@@ -17,6 +17,8 @@ from weir_common.events import (
     RunCompleted,
     RunFailed,
     RunStep,
+    ToolConfirmationRequested,
+    utcnow,
 )
 from weir_gateway.errors import public_reason
 
@@ -65,6 +67,20 @@ class RunStream:
             )
             self.next_seq += 1
         return frames
+
+
+def _confirm(stream: RunStream, reply: ToolConfirmationRequested) -> list[Frame]:
+    """The `confirm` frame of a tool call waiting for the user (once per event)."""
+    if reply.event_id in stream.steps_seen:
+        return []
+    stream.steps_seen.add(reply.event_id)
+    # the user's time to answer does not count against the run's deadline
+    wait_s = max((reply.expires_at - utcnow()).total_seconds(), 0.0)
+    stream.started_at = max(stream.started_at, time.monotonic() + wait_s)
+    return [{"type": "confirm", "run_id": stream.run_id, "call_id": reply.call_id,
+             "tool": reply.tool, "arguments": reply.arguments, "server": reply.server,
+             "expires_at": reply.expires_at.isoformat(), "reason": reply.reason,
+             **stream.ids()}]  # fmt: skip
 
 
 class ReplyHub:
@@ -157,7 +173,11 @@ class ReplyHub:
             return
         stream, outbox = route
         stream.heard_at = time.monotonic()
-        for frame in self._frames(stream, reply):
+        if isinstance(reply, ToolConfirmationRequested):
+            frames = _confirm(stream, reply)
+        else:
+            frames = self._frames(stream, reply)
+        for frame in frames:
             outbox.put_nowait(frame)
 
     def _frames(self, stream: RunStream, reply: Reply) -> list[Frame]:

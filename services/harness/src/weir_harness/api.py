@@ -28,6 +28,9 @@ class ToolPolicy(BaseModel):
     conversation_id: str | None = Field(
         default=None, description="The harness's conversation id; null: every conversation."
     )
+    client_conversation_id: str | None = Field(
+        default=None, max_length=128, description="The client's own id of that conversation."
+    )
 
 
 def make_router(repo: RunRepository, token: Token) -> APIRouter:
@@ -79,7 +82,8 @@ def make_router(repo: RunRepository, token: Token) -> APIRouter:
     @router.put("/users/{user_id}/tool-policies")
     async def put_policy(user_id: str, policy: ToolPolicy) -> dict[str, Any]:
         """Set one tool policy of the user (replacing the one for the same tool and scope)."""
-        await repo.put_policy(user_id, policy.conversation_id, policy.tool, policy.decision)
+        await repo.put_policy(user_id, policy.conversation_id, policy.tool, policy.decision,
+                              policy.client_conversation_id)  # fmt: skip
         return {"user_id": user_id, **policy.model_dump()}
 
     @router.delete("/users/{user_id}/tool-policies")

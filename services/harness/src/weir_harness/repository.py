@@ -86,18 +86,26 @@ class RunTx:
         return Policies.of_rows(found, run.conversation_id)
 
     async def put_policy(
-        self, user_id: str, conversation_id: str | None, tool: str, decision: PolicyDecision
+        self,
+        user_id: str,
+        conversation_id: str | None,
+        tool: str,
+        decision: PolicyDecision,
+        client_conversation_id: str | None = None,
     ) -> None:
         """Set the user's policy for `tool` in one conversation (None: in every one)."""
         await self._conn.execute(
-            "INSERT INTO tool_policies (user_id, conversation_id, tool, decision)"
-            " VALUES ($1, $2, $3, $4)"
+            "INSERT INTO tool_policies"
+            " (user_id, conversation_id, tool, decision, client_conversation_id)"
+            " VALUES ($1, $2, $3, $4, $5)"
             " ON CONFLICT (user_id, (coalesce(conversation_id, '')), tool)"
-            " DO UPDATE SET decision = excluded.decision, updated_at = now()",
+            " DO UPDATE SET decision = excluded.decision, updated_at = now(),"
+            " client_conversation_id = excluded.client_conversation_id",
             user_id,
             conversation_id,
             tool,
             decision,
+            client_conversation_id if conversation_id is not None else None,
         )
 
     async def _blank_steps(self, run_ids: list[str], marker: str) -> None:
@@ -374,22 +382,28 @@ class RunRepository:
             return await tx.prune_steps(ended_before)
 
     async def policies(self, user_id: str) -> list[dict[str, Any]]:
-        """Every tool policy of a user: conversation_id (None: every conversation), tool,
-        decision, updated_at."""
+        """Every tool policy of a user: conversation_id (None: every conversation),
+        client_conversation_id, tool, decision, updated_at."""
         async with self.transaction() as tx:
             rows = await tx.connection.fetch(
-                "SELECT conversation_id, tool, decision, updated_at FROM tool_policies"
+                "SELECT conversation_id, client_conversation_id, tool, decision, updated_at"
+                " FROM tool_policies"
                 " WHERE user_id = $1 ORDER BY conversation_id NULLS FIRST, tool",
                 user_id,
             )
             return [dict(r) for r in rows]
 
     async def put_policy(
-        self, user_id: str, conversation_id: str | None, tool: str, decision: PolicyDecision
+        self,
+        user_id: str,
+        conversation_id: str | None,
+        tool: str,
+        decision: PolicyDecision,
+        client_conversation_id: str | None = None,
     ) -> None:
         """Set one tool policy of a user."""
         async with self.transaction() as tx:
-            await tx.put_policy(user_id, conversation_id, tool, decision)
+            await tx.put_policy(user_id, conversation_id, tool, decision, client_conversation_id)
 
     async def delete_policy(self, user_id: str, conversation_id: str | None, tool: str) -> bool:
         """Remove one tool policy; False when there was none."""

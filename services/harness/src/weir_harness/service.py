@@ -172,7 +172,8 @@ class RunService:
             if given.remember != "once" and run.user_id is not None:
                 conversation = run.conversation_id if given.remember == "conversation" else None
                 decision: PolicyDecision = "allow" if given.approve else "deny"
-                await tx.put_policy(run.user_id, conversation, wait.call.tool, decision)
+                client = run.request.client_conversation_id
+                await tx.put_policy(run.user_id, conversation, wait.call.tool, decision, client)
             self._observe_step(run, outcome)
             await self._unpark(tx, run, outcome, out)
             await out.stage(tx)

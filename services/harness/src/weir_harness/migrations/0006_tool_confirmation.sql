@@ -9,9 +9,11 @@ CREATE INDEX IF NOT EXISTS runs_open_by_conversation ON runs (conversation_id, c
     WHERE status IN ('queued', 'running', 'awaiting_confirmation', 'finishing');
 -- A user's standing answer for a tool: in one conversation (the harness's conversation id),
 -- or in every conversation (conversation_id NULL). `tool` is a tool name or '*' (every tool).
+-- `client_conversation_id` is the client's own id of that conversation (shown back to it).
 CREATE TABLE IF NOT EXISTS tool_policies (
     user_id         text NOT NULL,
     conversation_id text,
+    client_conversation_id text,
     tool            text NOT NULL,
     decision        text NOT NULL CHECK (decision IN ('allow', 'deny', 'ask')),
     updated_at      timestamptz NOT NULL DEFAULT now()
