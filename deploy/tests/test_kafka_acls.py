@@ -62,8 +62,10 @@ def test_only_the_gateway_and_the_batch_job_request_chats_and_ingests() -> None:
 
 def test_step_commands_come_only_from_the_harness_and_results_only_from_workers() -> None:
     for event_type in COMMAND_TYPES:
-        if event_type not in {"chat.requested", "ingest.requested"}:
+        if event_type not in {"chat.requested", "ingest.requested", "tool.confirmation.given"}:
             assert writers(TOPICS.of(event_type)) == {"harness"}, event_type
+    # the user's answer for a tool call waiting for approval comes only from the gateway
+    assert writers(TOPICS.of("tool.confirmation.given")) == {"gateway"}
     for event_type in HARNESS_RESULT_TYPES:
         assert "harness" not in writers(TOPICS.of(event_type)), event_type
         assert "gateway" not in writers(TOPICS.of(event_type)), event_type
