@@ -197,6 +197,25 @@ const HANDLERS = {
     }
     update(id, turn);
   },
+  confirm(frame) {
+    const [id, turn] = byRun(frame);
+    if (!turn) return;
+    turn.confirm = {
+      callId: frame.call_id,
+      tool: frame.tool,
+      arguments: frame.arguments,
+      expiresAt: frame.expires_at,
+      reason: frame.reason,
+      state: "waiting",
+    };
+    update(id, turn);
+  },
+  confirmed(frame) {
+    const [id, turn] = byRun(frame);
+    if (!turn?.confirm || turn.confirm.callId !== frame.call_id) return;
+    turn.confirm.state = frame.approve ? "approved" : "denied";
+    update(id, turn);
+  },
   delta(frame) {
     const [id, turn] = byRun(frame);
     if (!turn || frame.index <= turn.after) return; // a piece already shown
@@ -213,6 +232,9 @@ const HANDLERS = {
   done(frame) {
     const [id, turn] = byRun(frame);
     if (!turn) return;
+    if (turn.confirm && turn.confirm.state !== "approved" && turn.confirm.state !== "denied") {
+      turn.confirm.state = "expired";
+    }
     Object.assign(turn, {
       text: frame.text ?? turn.text,
       status: "done",
@@ -223,6 +245,16 @@ const HANDLERS = {
     update(id, turn);
   },
   error(frame) {
+    if (CONFIRM_ERRORS.has(frame.code)) {
+      // an answer to a confirmation that was refused: the run itself goes on (or ended)
+      notice(`${frame.code}: ${frame.message}`);
+      const [id, turn] = byRun(frame);
+      if (turn?.confirm?.state === "sending") {
+        turn.confirm.state = "waiting";
+        update(id, turn);
+      }
+      return;
+    }
     // a run's failure names the run; a refused chat frame names nothing: the oldest sending
     const [id, turn] = frame.run_id ? byRun(frame) : find((t) => t.status === "sending");
     if (!turn) {
@@ -233,6 +265,28 @@ const HANDLERS = {
     update(id, turn);
   },
 };
+
+// errors of a `confirm` answer frame (the run is not failed by them)
+const CONFIRM_ERRORS = new Set(["not_awaiting", "unknown_run"]);
+
+/** Send the user's answer for the tool call a turn waits for. */
+function answerConfirm(key, approve, remember) {
+  const turn = turnsOf(conversationId).find((t) => t.key === key);
+  if (!turn?.runId || turn.confirm?.state !== "waiting") return;
+  const frame = {
+    type: "confirm",
+    run_id: turn.runId,
+    call_id: turn.confirm.callId,
+    approve,
+    remember: remember ? "conversation" : "once",
+  };
+  if (!socket.send(frame)) {
+    notice("Not connected; the answer was not sent.");
+    return;
+  }
+  turn.confirm.state = "sending";
+  update(conversationId, turn);
+}
 
 /** Ask again for a run that ended in a resumable error ("Check again"). */
 function resumeTurn(key) {
@@ -369,6 +423,11 @@ export function initChat() {
     document.body.classList.remove("show-convs");
     const key = event.target.closest?.("[data-resume]")?.dataset.resume;
     if (key) resumeTurn(key);
+    const button = event.target.closest?.("[data-confirm]");
+    if (button) {
+      const box = button.closest(".confirm")?.querySelector("[data-remember]");
+      answerConfirm(button.dataset.key, button.dataset.confirm === "approve", box?.checked);
+    }
   });
   setInterval(() => socket.send({ type: "ping" }), PING_MS);
   select(conversationId);

@@ -55,6 +55,42 @@ function stepCard(step) {
   );
 }
 
+const CONFIRM_STATES = {
+  approved: "Approved — running it.",
+  denied: "Declined.",
+  sending: "Sending your answer…",
+  expired: "Not answered in time — not run.",
+};
+
+/** A tool call waiting for the user's approval: the tool, its arguments, approve / deny. */
+function confirmCard(turn) {
+  const ask = turn.confirm;
+  if (!ask) return null;
+  const why = ask.reason === "policy" ? "your settings ask for it" : "it may change things";
+  const until = ask.expiresAt ? ` Expires ${new Date(ask.expiresAt).toLocaleTimeString()}.` : "";
+  const waiting = ask.state === "waiting";
+  return h(
+    "div",
+    { class: `confirm confirm-${ask.state}`, role: "group", "aria-label": "Confirm tool call" },
+    h("p", {}, h("strong", {}, `Run ${ask.tool}?`), ` Needs your approval: ${why}.${until}`),
+    h("pre", {}, JSON.stringify(ask.arguments ?? {}, null, 2)),
+    waiting
+      ? h(
+          "div",
+          { class: "confirm-actions" },
+          h("button", { class: "primary small", dataset: { confirm: "approve", key: turn.key } }, "Approve"),
+          h("button", { class: "danger small", dataset: { confirm: "deny", key: turn.key } }, "Deny"),
+          h(
+            "label",
+            { class: "small" },
+            h("input", { type: "checkbox", dataset: { remember: turn.key } }),
+            " remember for this conversation",
+          ),
+        )
+      : h("p", { class: "muted" }, CONFIRM_STATES[ask.state] || ask.state),
+  );
+}
+
 function routeCard(turn) {
   const parts = [turn.route, turn.intent && `intent ${turn.intent}`, turn.offline && "offline"];
   return h(
@@ -107,7 +143,7 @@ function answer(turn) {
           : null,
       )
     : null;
-  return [steps, body, sourcesOf(turn, anchor), error];
+  return [steps, confirmCard(turn), body, sourcesOf(turn, anchor), error];
 }
 
 /** The DOM of one turn (its id is stable, so a later render replaces it). */
