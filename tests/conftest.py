@@ -54,6 +54,8 @@ async def product(
             "LLM_API_KEY": "sk-scripted",
             "OTEL_EXPORTER_OTLP_ENDPOINT": collector.endpoint,
             "BACKOFF_BASE_S": "0.2",
+            # a tool that needs the user's approval before each call (tests/e2e/test_confirm.py)
+            "TOOLS_CONFIRM": '["convert_time"]',
         },
     )
     async with services:

@@ -102,7 +102,7 @@ def confirm_frame(run: dict[str, Any]) -> dict[str, Any] | None:
             "reason": waiting.get("reason")}  # fmt: skip
 
 
-@router.post("/api/runs/{run_id}/confirm")
+@router.post("/api/runs/{run_id}/confirm", status_code=status.HTTP_202_ACCEPTED)
 async def confirm(run_id: str, body: ConfirmBody, request: Request, caller: Caller) -> Any:
     """Approve or deny the tool call the run waits for (the run's own user only): 202 once
     the answer is passed on; the run's stream goes on (or a `GET /api/runs/{id}` shows it)."""
