@@ -122,3 +122,42 @@ async def test_approved_runs_once_and_denied_never_runs(
     assert "declined" in observation[0]["content"]
     assert "declined" in str(messages_for(llm, question)[-1]["content"])
     assert calls_sent(await record(product, ask["run_id"], user)) == 0
+
+
+async def test_the_users_policies_deny_or_allow_a_tool_without_asking(
+    product: Services, chat: ChatClient, llm: ScriptedLLM
+) -> None:
+    user = {"X-User-Id": user_of(chat)}
+    async with httpx.AsyncClient(base_url=product.url("gateway"), headers=user) as http:
+        put = await http.put(
+            "/api/tools/policies", json={"tool": "convert_time", "decision": "deny"}
+        )
+        assert put.status_code == 200, put.text
+        listed = (await http.get("/api/tools/policies")).json()["policies"]
+        assert [(p["tool"], p["decision"], p["scope"]) for p in listed] == [
+            ("convert_time", "deny", "always")
+        ]
+        other = await http.get("/api/tools/policies", headers={"X-User-Id": "someone-else"})
+        assert other.json()["policies"] == []
+        script(llm, "at 09:00 in Tokyo, policy", "Your settings do not allow that tool.")
+        frames = await chat.turn("What time is it in London at 09:00 in Tokyo, policy?")
+        assert not [f for f in frames if f["type"] == "confirm"], frames
+        observation = [f for f in frames if f["type"] == "step" and f["kind"] == "observation"]
+        assert "settings deny" in observation[0]["content"]
+        # allowed in this conversation only: runs at once, no card
+        conversation = frames[0]["conversation_id"]
+        body = {"tool": "convert_time", "decision": "allow", "conversation_id": conversation}
+        assert (await http.put("/api/tools/policies", json=body)).status_code == 200
+        script(llm, "at 09:00 in Tokyo, allowed", "09:00 in Tokyo is 01:00 in London.")
+        frames = await chat.turn(
+            "What time is it in London at 09:00 in Tokyo, allowed?", conversation_id=conversation
+        )
+        assert not [f for f in frames if f["type"] == "confirm"], frames
+        observation = [f for f in frames if f["type"] == "step" and f["kind"] == "observation"]
+        assert "Europe/London" in observation[0]["content"]
+        gone = await http.delete("/api/tools/policies", params={"tool": "convert_time"})
+        assert gone.status_code == 200, gone.text
+        again = await http.delete("/api/tools/policies", params={"tool": "convert_time"})
+        assert again.status_code == 404
+        listed = (await http.get("/api/tools/policies")).json()["policies"]
+        assert [(p["conversation_id"], p["decision"]) for p in listed] == [(conversation, "allow")]
