@@ -170,15 +170,17 @@ def test_resume_denied_or_expired_observes_why(outcome: Any, words: str) -> None
 def test_an_expired_confirmation_needs_a_human() -> None:
     run = unit_run()
     run.status, run.state.answer = RunStatus.COMPLETED, "I could not write the file."
-    steps = [{"seq": 1, "kind": "confirmation", "step": CONFIRM, "attempt": 1,
-              "payload": {"decision": "expired", "tool": "write"}}]  # fmt: skip
+    payload: dict[str, Any] = {"decision": "expired", "tool": "write"}
+    steps: list[dict[str, Any]] = [
+        {"seq": 1, "kind": "confirmation", "step": CONFIRM, "attempt": 1, "payload": payload}
+    ]
     verdict = judge(run, steps)
     assert verdict["verdict"] == "needs_human"
     assert "write" in verdict["evidence"][0]
     diagnosis = diagnose(run, steps)
     assert diagnosis["level"] == "blocked"
     assert any("expired" in hint for hint in diagnosis["hints"])
-    steps[0]["payload"]["decision"] = "denied"
+    payload["decision"] = "denied"
     assert judge(run, steps)["verdict"] != "needs_human"  # the user decided: no one else needs to
 
 
@@ -219,7 +221,7 @@ def of_type(out: list[Outgoing], kind: type[Event]) -> list[Any]:
 
 
 def command(out: list[Outgoing]) -> StepCommand:
-    commands = of_type(out, StepCommand)
+    commands: list[StepCommand] = of_type(out, StepCommand)
     assert len(commands) == 1, [type(i.event).__name__ for i in out]
     return commands[0]
 

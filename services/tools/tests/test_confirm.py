@@ -22,11 +22,11 @@ from .conftest import StdioPeer, time_server
     [
         (None, True),  # unannotated: not known to be read-only
         (ToolAnnotations(), True),
-        (ToolAnnotations(readOnlyHint=True), False),
-        (ToolAnnotations(readOnlyHint=True, destructiveHint=False), False),
-        (ToolAnnotations(readOnlyHint=True, destructiveHint=True), True),  # contradictory: ask
-        (ToolAnnotations(readOnlyHint=False, destructiveHint=False), True),  # writes, additive
-        (ToolAnnotations(readOnlyHint=False, idempotentHint=True), True),
+        (ToolAnnotations(read_only_hint=True), False),
+        (ToolAnnotations(read_only_hint=True, destructive_hint=False), False),
+        (ToolAnnotations(read_only_hint=True, destructive_hint=True), True),  # contradictory: ask
+        (ToolAnnotations(read_only_hint=False, destructive_hint=False), True),  # writes, additive
+        (ToolAnnotations(read_only_hint=False, idempotent_hint=True), True),
     ],
 )
 def test_annotations_decide_by_default(annotations: ToolAnnotations | None, needed: bool) -> None:
