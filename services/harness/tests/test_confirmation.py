@@ -91,6 +91,7 @@ def unit_run() -> Run:
         ("read", [], Gate("send")),
         ("write", [], Gate("ask", "side_effects")),
         ("unknown", [], Gate("send")),  # not in the catalogue: the tools service says so
+        ("unknown", [(None, "unknown", "allow")], Gate("send", "policy")),
         ("write", [(None, "write", "allow")], Gate("send", "policy")),
         ("read", [(None, "read", "deny")], Gate("deny", "policy")),
         ("read", [(None, "read", "ask")], Gate("ask", "policy")),
@@ -271,7 +272,8 @@ async def finish(service: RunService, out: list[Outgoing]) -> None:
     done = AnswerGenerated(text="done", request_id=generate.event_id, **generate.envelope())
     remember = command(await service.on_result(done))
     recorded = TurnRecorded(request_id=remember.event_id, **remember.envelope())
-    assert of_type(await service.on_result(recorded), StepCommand) == []
+    following = of_type(await service.on_result(recorded), StepCommand)
+    assert [c for c in following if c.run_id == remember.run_id] == []  # the run is done
 
 
 @pytest.mark.integration
@@ -386,3 +388,23 @@ async def test_remembered_answers_become_the_users_policies(
     assert "settings deny" in generate.observations[-1].content
     assert await repo.delete_policy("user-2", None, "read") is True
     assert await repo.policies("user-2") == []
+
+
+@pytest.mark.integration
+async def test_a_new_message_instead_of_an_answer_declines_the_call_and_queues_behind_it(
+    service: RunService, repo: RunRepository
+) -> None:
+    conversation = new_id()
+    asked = await parked(service, chat(conversation=conversation))
+    newer = chat(conversation=conversation)
+    out = await service.on_chat(newer, None)
+    generate = command(out)  # the earlier run answers; the new one waits for its turn
+    assert isinstance(generate, AnswerGenerateRequested)
+    assert generate.run_id == asked.run_id
+    assert "new message instead of confirming" in generate.observations[-1].content
+    assert (await load(repo, newer.run_id or "")).status is RunStatus.QUEUED
+    assert await service.on_confirmation(answer(asked, True)) == []  # too late
+    await finish(service, out)
+    assert (await load(repo, newer.run_id or "")).status is RunStatus.RUNNING
+    steps = await repo.steps(asked.run_id or "")
+    assert not [s for s in steps if s["kind"] == "command" and s["step"] == CALL]

@@ -7,7 +7,10 @@ A planned call is gated, in this order:
    never sent (its observation says the user's settings deny it), `allow` → sent without
    asking, `ask` → confirmed;
 2. otherwise the catalogue: a tool marked `confirm` (its MCP annotations say destructive or
-   not read-only, or the tools service's settings mark it) is confirmed;
+   not read-only, or the tools service's settings mark it) is confirmed. A name this
+   catalogue does not know is sent: the tools service knows no tool by it either (both read
+   the same `tools.catalog.updated`) and answers with the names it has, which a planner
+   that invented one needs more than a question to the user;
 3. anything else is sent.
 
 A confirmed call parks the run: status `awaiting_confirmation`, step `tool.confirmation`,
@@ -15,9 +18,10 @@ no command pending, the run's deadline is the confirmation's expiry. It is all i
 PostgreSQL, so a restart of the harness changes nothing. `tool.confirmation.requested` goes
 to the requester. Only the run's own user's `tool.confirmation.given` for the waiting call
 id moves it on: approve → the call is sent (once: the run is no longer waiting, so a
-duplicate answer finds nothing to approve); deny, or no answer by the expiry → the call ends
-with an observation saying so and the run answers. An expiry makes the verdict
-`needs_human` (weir_harness.diagnosis).
+duplicate answer finds nothing to approve); deny, no answer by the expiry, or a new message
+of the user in that conversation instead of an answer ("superseded") → the call ends with an
+observation saying so and the run answers (then the new message's run starts). An expiry
+makes the verdict `needs_human` (weir_harness.diagnosis).
 """
 
 from __future__ import annotations
@@ -156,7 +160,7 @@ def answerable(run: Run | None, given: ToolConfirmationGiven) -> str | None:
     return None
 
 
-Outcome = Literal["approved", "denied", "expired"]
+Outcome = Literal["approved", "denied", "expired", "superseded"]
 
 
 def resume(run: Run, outcome: Outcome, now: datetime) -> tuple[PlannedCall, RunStep | None]:
@@ -175,6 +179,11 @@ def resume(run: Run, outcome: Outcome, now: datetime) -> tuple[PlannedCall, RunS
         return call, None
     if outcome == "denied":
         text = f"The user declined this call, so {call.tool} was not run."
+    elif outcome == "superseded":
+        text = (
+            f"The user sent a new message instead of confirming this call, so {call.tool} "
+            "was not run."
+        )
     else:
         text = f"No confirmation came in time, so {call.tool} was not run (the request expired)."
     state.next_call = None

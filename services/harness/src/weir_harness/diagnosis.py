@@ -135,6 +135,7 @@ _CONFIRMATION_HINTS = {
     "denied": "the user declined the call of {tool}; it was not run",
     "expired": "the call of {tool} waited for the user's confirmation until it expired",
     "policy_denied": "the user's settings deny {tool}; it was not called",
+    "superseded": "the user sent a new message instead of confirming {tool}; it was not run",
 }
 
 

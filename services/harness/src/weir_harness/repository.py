@@ -219,6 +219,16 @@ class RunTx:
             "SELECT pg_advisory_xact_lock(7262, hashtext($1))", conversation_id
         )
 
+    async def awaiting_confirmation(self, conversation_id: str) -> Run | None:
+        """The conversation's run that waits for a confirmation, locked (None: none does)."""
+        row = await self._conn.fetchrow(
+            f"SELECT {_COLUMNS} FROM runs WHERE conversation_id = $1"  # noqa: S608
+            " AND status = $2 LIMIT 1 FOR UPDATE",
+            conversation_id,
+            RunStatus.AWAITING_CONFIRMATION.value,
+        )
+        return _to_run(row) if row else None
+
     async def has_active(self, conversation_id: str, other_than: str) -> bool:
         """True when another run of the conversation is running or finishing."""
         value = await self._conn.fetchval(

@@ -125,6 +125,7 @@ class RunService:
                 run, "request", event.event_id, event.model_dump(mode="json"), "chat.requested"
             )
             await tx.lock_conversation(run.conversation_id)
+            await self._supersede(tx, run, out)
             if not await tx.has_active(run.conversation_id, other_than=run.run_id):
                 await self._start(tx, run, out)
             await out.stage(tx)
@@ -178,6 +179,19 @@ class RunService:
             await self._unpark(tx, run, outcome, out)
             await out.stage(tx)
         return out.items
+
+    async def _supersede(self, tx: RunTx, newer: Run, out: _Out) -> None:
+        """A new message where a run of the conversation waits for a confirmation: the user
+        moved on, so that call is not run and the earlier run answers (the new one queues)."""
+        waiting = await tx.awaiting_confirmation(newer.conversation_id)
+        if waiting is None or waiting.state.awaiting is None:
+            return
+        wait = waiting.state.awaiting
+        note = {"decision": "superseded", "call_id": wait.call_id, "tool": wait.call.tool,
+                "by_run": newer.run_id}  # fmt: skip
+        await tx.add_step(waiting, "confirmation", newer.run_id, note)
+        self._observe_step(waiting, "superseded")
+        await self._unpark(tx, waiting, "superseded", out)
 
     async def _unpark(self, tx: RunTx, run: Run, outcome: Outcome, out: _Out) -> None:
         """Send the approved call, or answer with the denial (or expiry) observed."""

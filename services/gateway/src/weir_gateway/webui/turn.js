@@ -59,7 +59,7 @@ const CONFIRM_STATES = {
   approved: "Approved — running it.",
   denied: "Declined.",
   sending: "Sending your answer…",
-  expired: "Not answered in time — not run.",
+  expired: "Not answered — not run.",
 };
 
 /** A tool call waiting for the user's approval: the tool, its arguments, approve / deny. */
