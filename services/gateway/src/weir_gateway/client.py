@@ -36,6 +36,8 @@ async def _answer(ws: websockets.ClientConnection) -> None:
             print(frame["text"], end="", flush=True)
         elif kind == "reset":
             print("\n[retrying]", flush=True)
+        elif kind == "confirm":
+            await _confirm(ws, frame)
         elif kind == "done":
             label = " [offline]" if frame.get("offline") else ""
             print(f"\n[{frame.get('route')}{label}]\n", flush=True)
@@ -43,6 +45,18 @@ async def _answer(ws: websockets.ClientConnection) -> None:
         elif kind == "error":
             print(f"\n[error {frame['code']}] {frame['message']}\n", flush=True)
             return
+
+
+async def _confirm(ws: websockets.ClientConnection, frame: dict[str, Any]) -> None:
+    """Ask whether the tool call the run waits for may run, and send the answer."""
+    arguments = json.dumps(frame.get("arguments") or {}, ensure_ascii=False)
+    print(f"\n[confirm] run {frame['tool']}({arguments})?", flush=True)
+    line = await _read_line("approve? [y/N] ")
+    approve = (line or "").strip().lower() in ("y", "yes")
+    answer = {"type": "confirm", "run_id": frame["run_id"], "call_id": frame["call_id"],
+              "approve": approve}  # fmt: skip
+    await ws.send(json.dumps(answer))
+    print("weir> ", end="", flush=True)
 
 
 async def chat(url: str, token: str | None) -> None:
