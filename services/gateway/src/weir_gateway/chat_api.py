@@ -52,7 +52,7 @@ def to_sse(frame: Frame) -> str | None:
     payload = {
         "delta": lambda: {"content": frame["text"]},
         "reset": lambda: {"attempt": frame["attempt"]},  # a generation restart: drop the text
-        "tool_call": lambda: {"name": frame["tool"], "args": frame["content"]},
+        "tool_call": lambda: {"name": frame["tool"], "args": frame.get("arguments") or {}},
         "tool_result": lambda: {"name": frame["tool"], "result": frame["content"]},
         "confirm": lambda: {k: frame[k] for k in CONFIRM_FIELDS},
         "done": lambda: {"route": frame["route"], "offline": frame["offline"]},

@@ -188,7 +188,13 @@ class ReplyHub:
             if reply.event_id in stream.steps_seen:
                 return []
             stream.steps_seen.add(reply.event_id)
-            step = {"kind": reply.kind, "content": reply.content, "tool": reply.tool}
+            step: dict[str, object] = {
+                "kind": reply.kind,
+                "content": reply.content,
+                "tool": reply.tool,
+            }
+            if reply.arguments is not None:
+                step["arguments"] = reply.arguments
             return [{"type": "step", "run_id": stream.run_id, **step}]
         if isinstance(reply, RunCompleted):
             del self._routes[stream.run_id]

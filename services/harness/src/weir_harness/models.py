@@ -50,6 +50,9 @@ class RunState(BaseModel):
     observations: list[Observation] = Field(default_factory=list)
     model_turns: int = Field(default=0, description="Model calls this run made (F24).")
     tool_calls: int = Field(default=0, description="Tool calls this run made (F24).")
+    discovery_calls: int = Field(
+        default=0, description="Of those, calls that only found what the next one needs."
+    )
     call_counts: dict[str, int] = Field(default_factory=dict, description="Per tool+arguments.")
     next_call: PlannedCall | None = None
     awaiting: ConfirmationWait | None = Field(
@@ -60,6 +63,9 @@ class RunState(BaseModel):
         default=None, description="When the pending command was sent (step latency metric)."
     )
     stop_reason: str | None = Field(default=None, description="Which budget ended the loop.")
+    notes: list[str] = Field(
+        default_factory=list, description="For the answer: e.g. a tool not called, and why."
+    )
 
 
 class PlannedCall(BaseModel):

@@ -35,6 +35,7 @@ RETRIEVE = "rag.retrieve.requested"
 LOOP_STEPS = (PLAN, CALL)
 
 
+
 def after_route(run: Run, caps: Capabilities) -> str:
     """The step after the route is known."""
     route = run.state.route
@@ -48,7 +49,7 @@ def after_route(run: Run, caps: Capabilities) -> str:
 def after_observation(run: Run, settings: HarnessSettings) -> str:
     """After a tool result (or a refused call): plan again, or answer."""
     state = run.state
-    if run.state.route is Route.SINGLE_TOOL and state.tool_calls >= 1:
+    if run.state.route is Route.SINGLE_TOOL and state.tool_calls > state.discovery_calls:
         return GENERATE
     if state.tool_calls >= settings.agent_max_tool_calls:
         state.stop_reason = f"the tool-call budget ({settings.agent_max_tool_calls}) is used up"
@@ -104,6 +105,7 @@ def _call(run: Run, caps: Capabilities, settings: HarnessSettings) -> StepComman
 def _generate(run: Run, caps: Capabilities, settings: HarnessSettings) -> StepCommand:
     req, state = run.request, run.state
     notes = caps.status(state.route)
+    notes += state.notes
     if state.stop_reason:
         notes.append(f"The tool loop stopped early: {state.stop_reason}.")
     return AnswerGenerateRequested(
@@ -159,5 +161,7 @@ def build_command(
 
 
 def _tool_calls_left(run: Run, settings: HarnessSettings) -> int:
-    allowed = 1 if run.state.route is Route.SINGLE_TOOL else settings.agent_max_tool_calls
-    return max(allowed - run.state.tool_calls, 0)
+    state = run.state
+    single = min(1 + state.discovery_calls, settings.agent_max_tool_calls)
+    allowed = single if state.route is Route.SINGLE_TOOL else settings.agent_max_tool_calls
+    return max(allowed - state.tool_calls, 0)

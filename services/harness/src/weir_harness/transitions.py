@@ -7,6 +7,7 @@ transaction.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -98,6 +99,8 @@ def _planned(
     if decided.thought:
         replies.append(RunStep(kind="thought", content=decided.thought, **envelope))
     if decided.tool is None:
+        if decided.unfilled:
+            state.notes.append(decided.unfilled)
         return Decision(GENERATE, replies)
     call = PlannedCall(tool=decided.tool, arguments=decided.arguments, thought=decided.thought)
     if state.call_counts.get(call.signature, 0) >= settings.agent_max_repeated_tool_calls:
@@ -118,8 +121,11 @@ def _planned(
         note = ("confirmation", {"decision": "policy_denied", "tool": call.tool})
         return Decision(GENERATE, [*replies, step], [note])
     state.next_call = call
-    action = f"{call.tool}({call.arguments})"
-    replies.append(RunStep(kind="action", content=action, tool=call.tool, **envelope))
+    state.discovery_calls += decided.discovery
+    action = f"{call.tool}({json.dumps(call.arguments, ensure_ascii=False)})"
+    replies.append(
+        RunStep(kind="action", content=action, tool=call.tool, arguments=call.arguments, **envelope)
+    )
     return Decision(CONFIRM if gated.action == "ask" else CALL, replies)
 
 
@@ -135,7 +141,11 @@ def _observed(run: Run, done: ToolsCallCompleted, settings: HarnessSettings) -> 
     state.tool_calls += 1
     state.next_call = None
     step = RunStep(
-        kind="observation", content=done.content, tool=done.tool, **run.request.envelope()
+        kind="observation",
+        content=done.content,
+        tool=done.tool,
+        arguments=arguments,
+        **run.request.envelope(),
     )
     following = after_observation(run, settings)
     notes = [("budget", {"rule": state.stop_reason})] if state.stop_reason else []

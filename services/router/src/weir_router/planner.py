@@ -9,12 +9,14 @@ stop after one observation.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from weir_common.events import ReactStepDecided, ReactStepRequested, ToolInfo
+from weir_common.events import Observation, ReactStepDecided, ReactStepRequested, ToolInfo
 from weir_common.llm import ChatMessage, LLMClient, ToolCall, ToolSpec
 from weir_common.llm.fence import fence
-from weir_router.arguments import fill_arguments
+from weir_router.arguments import fill
+from weir_router.known_paths import KnownPaths
 from weir_router.prompt import wrap_user_query
 from weir_router.shortlist import Shortlister
 from weir_router.toolplan import plan_tools
@@ -29,12 +31,31 @@ PLANNER_SYSTEM = (
 
 
 @dataclass(frozen=True, slots=True)
+class Unfilled:
+    """The tool that fits, and the required arguments the message does not give."""
+
+    tool: str
+    missing: tuple[str, ...]
+
+    @property
+    def note(self) -> str:
+        """Said to the user instead of calling the tool with a guess."""
+        names = ", ".join(self.missing)
+        plural = "s" if len(self.missing) > 1 else ""
+        return (
+            f"{self.tool} was not called: its required argument{plural} {names} "
+            "could not be filled from the message."
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Choice:
     """A tool and its arguments, with why."""
 
     tool: str
     arguments: dict[str, object]
     thought: str
+    discovery: bool = False
 
 
 def _named_in(query: str, tools: list[ToolInfo]) -> list[ToolInfo]:
@@ -64,33 +85,109 @@ class RulePlanner:
             found = [t for t, score in ranked[:1] if score >= self._min_similarity]
         return found
 
-    async def choose(self, query: str, tools: dict[str, ToolInfo]) -> Choice | None:
-        """The call for `query`, or None when no connected tool fits."""
+    async def choose(
+        self,
+        query: str,
+        tools: dict[str, ToolInfo],
+        observations: Sequence[Observation] = (),
+    ) -> Choice | Unfilled | None:
+        """The call for `query`, or why the tool that fits cannot be called (a required
+        argument the message does not give), or None when no connected tool fits.
+
+        A tool whose path the run has not seen yet is preceded by the server's discovery
+        tool (e.g. `list_allowed_directories`), so the path is resolved, never guessed."""
+        known = KnownPaths.seen_in(observations)
+        done = {o.tool for o in observations}
+        open_tools = {name: t for name, t in tools.items() if name not in done}
         scenario = plan_tools(query).scenario
-        for tool in await self.candidates(query, tools):
-            arguments = fill_arguments(tool.input_schema, query)
-            if arguments is not None:
+        unfilled: Unfilled | None = None
+        for tool in await self._fitting(query, open_tools, tools, observations):
+            filled = fill(tool.input_schema, query, known)
+            if filled.complete:
                 why = f"scenario {scenario}" if scenario else "it fits the request"
-                return Choice(tool.name, arguments, f"Calling {tool.name} ({why}).")
-        return None
+                return Choice(
+                    tool.name,
+                    filled.arguments,
+                    f"Calling {tool.name} ({why}).",
+                    discovery=_finds_roots(tool),
+                )
+            if unfilled is None:
+                unfilled = Unfilled(tool.name, tuple(filled.missing))
+                finder = _discovery_for(tool, filled.missing, open_tools, known)
+                if finder is not None:
+                    thought = f"Calling {finder.name} to learn where {tool.name} may look."
+                    return Choice(finder.name, {}, thought, discovery=True)
+        return unfilled
+
+    async def _fitting(
+        self,
+        query: str,
+        open_tools: dict[str, ToolInfo],
+        tools: dict[str, ToolInfo],
+        observations: Sequence[Observation],
+    ) -> list[ToolInfo]:
+        """The candidates; after a discovery call, the rest of that server's tools, closest
+        first (the request was already judged to be about that server)."""
+        servers = {tools[o.tool].server for o in observations if o.tool in tools}
+        if not servers or self._shortlister is None:
+            return await self.candidates(query, open_tools)
+        same = [t for t in open_tools.values() if t.server in servers]
+        return [t for t, _ in await self._shortlister.rank(query, same)]
 
     async def decide(self, cmd: ReactStepRequested, tools: dict[str, ToolInfo]) -> ReactStepDecided:
-        """One step: call a tool first, answer once there is an observation."""
+        """One step: call a tool first (after a discovery call, the tool it was for), answer
+        once there is an observation."""
         envelope = cmd.envelope()
-        if cmd.observations or cmd.tool_calls_left == 0:
+        discovering = bool(cmd.observations) and all(_is_discovery(o) for o in cmd.observations)
+        if (cmd.observations and not discovering) or cmd.tool_calls_left == 0:
             thought = "I have the tool results I need; answering now."
             return ReactStepDecided(request_id=cmd.event_id, thought=thought, **envelope)
-        choice = await self.choose(cmd.query, tools)
+        choice = await self.choose(cmd.query, tools, cmd.observations)
+        if isinstance(choice, Unfilled):
+            return ReactStepDecided(
+                request_id=cmd.event_id, thought=choice.note, unfilled=choice.note, **envelope
+            )
         if choice is None:
-            thought = "No connected tool fits this request; answering without one."
+            thought = (
+                "I have the tool results I need; answering now."
+                if discovering
+                else "No connected tool fits this request; answering without one."
+            )
             return ReactStepDecided(request_id=cmd.event_id, thought=thought, **envelope)
         return ReactStepDecided(
             request_id=cmd.event_id,
             thought=choice.thought,
             tool=choice.tool,
             arguments=dict(choice.arguments),
+            discovery=choice.discovery,
             **envelope,
         )
+
+
+_DISCOVERY = re.compile(r"allowed|roots?\b", re.IGNORECASE)
+_PATH_WORDS = re.compile(r"path|file|dir|folder|source|destination", re.IGNORECASE)
+
+
+def _is_discovery(obs: Observation) -> bool:
+    return not obs.is_error and not obs.arguments and bool(_DISCOVERY.search(obs.tool))
+
+
+def _finds_roots(tool: ToolInfo) -> bool:
+    """An argument-free tool that lists where the server may look (allowed roots)."""
+    return not tool.input_schema.get("required") and bool(_DISCOVERY.search(tool.name))
+
+
+def _discovery_for(
+    tool: ToolInfo, missing: list[str], tools: dict[str, ToolInfo], known: KnownPaths
+) -> ToolInfo | None:
+    """The same server's argument-free tool that lists its allowed roots, when `tool` misses
+    a path and no root is known yet."""
+    if known.roots or not any(_PATH_WORDS.search(name) for name in missing):
+        return None
+    for other in tools.values():
+        if other.server == tool.server and _finds_roots(other):
+            return other
+    return None
 
 
 class LLMPlanner:

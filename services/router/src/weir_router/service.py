@@ -18,6 +18,7 @@ from weir_common.llm import (
     OfflineRequest,
     StreamEnd,
     TextDelta,
+    ToolResult,
     offline_answer,
     stream_text,
 )
@@ -74,23 +75,23 @@ class AnswerGenerator:
         )
 
     async def _offline(self, cmd: AnswerGenerateRequested, out: Coalescer) -> AnswerGenerated:
-        evidence = [
-            EvidencePassage(source=p.source, locator=p.locator, text=p.text) for p in cmd.evidence
-        ] + [
-            EvidencePassage(source=f"tool {o.tool}", locator=str(o.arguments or ""), text=o.content)
-            for o in cmd.observations
-            if not o.is_error
-        ]
-        notes = list(cmd.capability_notes) + [
-            f"The tool {o.tool} failed: {o.content}" for o in cmd.observations if o.is_error
-        ]
         answer = offline_answer(
             OfflineRequest(
                 question=cmd.query,
                 history=[(t.user, t.assistant) for t in cmd.context.history],
                 memory_facts=cmd.context.facts,
-                evidence=evidence,
-                capability_notes=notes,
+                evidence=[
+                    EvidencePassage(source=p.source, locator=p.locator, text=p.text)
+                    for p in cmd.evidence
+                ],
+                # whatever the tools returned for this turn is quoted, relevant-looking or not
+                tool_results=[
+                    ToolResult(
+                        tool=o.tool, arguments=o.arguments, content=o.content, is_error=o.is_error
+                    )
+                    for o in cmd.observations
+                ],
+                capability_notes=list(cmd.capability_notes),
             )
         )
         for piece in stream_text(answer, self._settings.offline_chunk_chars):

@@ -120,6 +120,16 @@ class ReactStepDecided(StepResult):
     thought: str = ""
     tool: str | None = Field(default=None, description="None: enough evidence, answer now.")
     arguments: dict[str, Any] = Field(default_factory=dict)
+    discovery: bool = Field(
+        default=False,
+        description="The call only finds what the next call needs (e.g. a server's allowed "
+        "directories); a single-tool route still makes its one call after it.",
+    )
+    unfilled: str | None = Field(
+        default=None,
+        description="Why the tool that fits was not called (a required argument the message "
+        "does not give); the answer says so.",
+    )
 
 
 class RunStep(Event):
@@ -129,3 +139,6 @@ class RunStep(Event):
     kind: Literal["thought", "action", "observation", "retrieval"]
     content: str
     tool: str | None = None
+    arguments: dict[str, Any] | None = Field(
+        default=None, description="The call's arguments as an object (action and observation)."
+    )

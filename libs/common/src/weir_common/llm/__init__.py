@@ -5,7 +5,13 @@ Importing this package is cheap: litellm is imported on the first model call.
 
 from weir_common.llm.client import LiteLLMClient, LLMClient
 from weir_common.llm.factory import make_llm_client
-from weir_common.llm.offline import EvidencePassage, OfflineRequest, offline_answer, stream_text
+from weir_common.llm.offline import (
+    EvidencePassage,
+    OfflineRequest,
+    ToolResult,
+    offline_answer,
+    stream_text,
+)
 from weir_common.llm.profiles import LLMSettings, ModelProfile, ProfileName
 from weir_common.llm.stream_assembly import collect
 from weir_common.llm.types import (
@@ -37,6 +43,7 @@ __all__ = [
     "TextDelta",
     "ToolCall",
     "ToolCallsReady",
+    "ToolResult",
     "ToolSpec",
     "Usage",
     "collect",

@@ -1,17 +1,22 @@
 """The honest offline responder: used when no language model is configured.
 
-It never generates facts. It says plainly that no model is configured, then quotes the
-evidence passages, memory facts and earlier turns that overlap with the question, states the
-capability notes, and admits when it has nothing relevant.
+It never generates facts. It says plainly that no model is configured, then quotes what the
+tools returned for this turn (always: the run called them for this question, whatever its
+language), the evidence passages, memory facts and earlier turns that overlap with the
+question, states the capability notes in the user's language, and admits when it has nothing
+relevant.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from pydantic import BaseModel, Field
 
+from weir_common.llm.notes_i18n import localize_note
 from weir_common.llm.relevance import Language, best_excerpt, detect_language, rank
 
 _GREETING = re.compile(
@@ -27,6 +32,7 @@ _META_HISTORY = re.compile(
 _MAX_PASSAGES = 3
 _MAX_FACTS = 3
 _MAX_TURNS = 2
+_MAX_TOOL_CHARS = 1500
 
 
 class EvidencePassage(BaseModel):
@@ -37,6 +43,15 @@ class EvidencePassage(BaseModel):
     text: str
 
 
+class ToolResult(BaseModel):
+    """What one tool call of this turn returned (an error is a result too)."""
+
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    content: str
+    is_error: bool = False
+
+
 class OfflineRequest(BaseModel):
     """Everything the offline responder may draw on."""
 
@@ -44,6 +59,7 @@ class OfflineRequest(BaseModel):
     history: list[tuple[str, str]] = Field(default_factory=list)
     memory_facts: list[str] = Field(default_factory=list)
     evidence: list[EvidencePassage] = Field(default_factory=list)
+    tool_results: list[ToolResult] = Field(default_factory=list)
     capability_notes: list[str] = Field(default_factory=list)
     language: Language | None = None
 
@@ -56,6 +72,8 @@ _TEXT: dict[Language, dict[str, str]] = {
         ),
         "greeting": "Hello! I'm glad to help as far as the connected sources allow.",
         "asked": 'You asked: "{q}"',
+        "tools": "What the tools returned for this question:",
+        "failed": "(failed)",
         "evidence": "Relevant passages I found:",
         "quote": '"{x}"',
         "facts": "What I remember that may be relevant:",
@@ -74,6 +92,8 @@ _TEXT: dict[Language, dict[str, str]] = {
         ),
         "greeting": "你好！我会在已连接资料的范围内尽力帮助你。",
         "asked": "你的问题是：“{q}”",
+        "tools": "工具为这个问题返回的结果：",
+        "failed": "（调用失败）",
         "evidence": "找到的相关资料：",
         "quote": "“{x}”",
         "facts": "我记得的可能相关的信息：",
@@ -115,7 +135,9 @@ def offline_answer(req: OfflineRequest) -> str:
     elif req.question.strip():
         parts.append(t["asked"].format(q=_clip(req.question)))
 
-    found = False
+    found = bool(req.tool_results)
+    if req.tool_results:
+        parts.append(_tool_section(req.tool_results, t))
     passages = rank(req.question, [p.text for p in req.evidence], _MAX_PASSAGES)
     if passages:
         found = True
@@ -141,8 +163,21 @@ def offline_answer(req: OfflineRequest) -> str:
     if not found and not greeting:
         parts.append(t["nothing"])
     if req.capability_notes:
-        parts.append("\n".join([t["notes"], *(f"- {note}" for note in req.capability_notes)]))
+        notes = [localize_note(note, lang) for note in req.capability_notes]
+        parts.append("\n".join([t["notes"], *(f"- {note}" for note in notes)]))
     return "\n\n".join(parts)
+
+
+def _tool_section(results: list[ToolResult], t: dict[str, str]) -> str:
+    lines = [t["tools"]]
+    for n, result in enumerate(results, start=1):
+        call = f"{result.tool}({json.dumps(result.arguments, ensure_ascii=False)})"
+        failed = f" {t['failed']}" if result.is_error else ""
+        content = result.content.strip()
+        if len(content) > _MAX_TOOL_CHARS:
+            content = content[:_MAX_TOOL_CHARS].rstrip() + "…"
+        lines.append(f"{n}. {call}{failed}:\n{content}")
+    return "\n".join(lines)
 
 
 def stream_text(text: str, chunk_chars: int = 24) -> Iterator[str]:
