@@ -23,6 +23,7 @@ from weir_router.catalog import Catalog
 from weir_router.handlers import Planner, RouterHandlers
 from weir_router.intent import IntentClassifier
 from weir_router.planner import LLMPlanner, RulePlanner
+from weir_router.route_catalog import CatalogueMatcher
 from weir_router.service import AnswerGenerator
 from weir_router.settings import RouterSettings
 from weir_router.shortlist import Shortlister
@@ -43,8 +44,11 @@ def create_app(settings: RouterSettings, llm_settings: LLMSettings | None = None
     planner: Planner = (
         LLMPlanner(llm, shortlister)
         if llm is not None
-        else RulePlanner(shortlister, settings.planner_min_similarity)
+        else RulePlanner(shortlister, settings.tool_min_score)
     )
+    # routing asks the same shortlister (tool vectors cached, a turn's message embedded once
+    # for route and plan) with the same threshold as the offline planner
+    matcher = CatalogueMatcher(shortlister, settings.tool_min_score)
     handlers = RouterHandlers(
         IntentClassifier(),
         AnswerGenerator(llm, settings),
@@ -52,6 +56,7 @@ def create_app(settings: RouterSettings, llm_settings: LLMSettings | None = None
         settings.topics,
         planner=planner,
         catalog=Catalog(),
+        matcher=matcher,
     )
     topics = settings.topics
     workers = settings.max_concurrent_generations
