@@ -46,7 +46,7 @@ from weir_router.shortlist import Shortlister
 
 BFCL = "bfcl-eval==2026.3.23"
 CACHE = Path(".data/bfcl")
-THRESHOLDS = [round(0.80 + 0.005 * i, 3) for i in range(25)]
+THRESHOLDS = [round(0.04 + 0.005 * i, 3) for i in range(17)]
 GOALS = {"top1": 0.95, "routed_right": 0.90, "irrelevance": 0.85}
 TOOL_ROUTES = (Route.SINGLE_TOOL, Route.REACT)
 HELD_OUT = {  # category: questions have an answer (True) or none fits (False)
@@ -244,7 +244,8 @@ async def main() -> None:
         "irrelevance_cases": len(irrelevance),
         "threshold": configured,
         "threshold_chosen_on_even_half": chosen,
-        "score": f"similarity + {NAME_BONUS} x share of the tool name's words in the message "
+        "score": "similarity - the tool's mean similarity to everyday messages (route_catalog."
+        f"BACKGROUND) + {NAME_BONUS} x share of the tool name's words in the message "
         f"- {UNFILLABLE_PENALTY} when a required number has no figure in the message; "
         "a tool named in the message always fits",
         "shortlist_top1_multiple_accuracy": top1(m),

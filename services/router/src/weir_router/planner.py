@@ -51,7 +51,7 @@ def _named_in(query: str, tools: list[ToolInfo]) -> list[ToolInfo]:
 class RulePlanner:
     """The offline planner: one well-chosen call, then answer."""
 
-    def __init__(self, shortlister: Shortlister | None, min_score: float = 0.86) -> None:
+    def __init__(self, shortlister: Shortlister | None, min_score: float = 0.075) -> None:
         # the router routes by the same matcher and threshold (RouterSettings.tool_min_score),
         # so a turn the catalogue sent to the tool route plans the tool the router saw
         self._matcher = CatalogueMatcher(shortlister, min_score)

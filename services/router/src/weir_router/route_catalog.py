@@ -6,8 +6,12 @@ the router asks it when the rules chose no tool route, and the offline planner a
 same tool afterwards, so the route and the plan agree.
 
 A tool fits when the message names it, or when its score reaches one threshold
-(``RouterSettings.tool_min_score``). The score is the embedding similarity of message and tool
-(:class:`~weir_router.shortlist.Shortlister`), adjusted by two cheap, explainable signals:
+(``RouterSettings.tool_min_score``). The score is how much closer the message is to the tool
+than ordinary messages are: the embedding similarity of message and tool
+(:class:`~weir_router.shortlist.Shortlister`) less the tool's mean similarity to a fixed set of
+everyday messages that no tool serves (:data:`BACKGROUND`; a short description such as
+"Convert time between timezones" is close to every short message, a long one to none), adjusted
+by two cheap, explainable signals:
 
 * ``+ NAME_BONUS × (share of the tool name's words found in the message)`` — "convert the
   time to Tokyo" and ``convert_time``;
@@ -23,8 +27,31 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from weir_common.events import Intent, Route, ToolInfo
-from weir_router.shortlist import Shortlister
+from weir_router.shortlist import Shortlister, tool_text
 
+BACKGROUND = (
+    "hi",
+    "good morning, how are you?",
+    "thank you very much",
+    "tell me a joke",
+    "what is the meaning of life?",
+    "who was the first president of the united states?",
+    "how do vaccines work?",
+    "write a short story about a dragon",
+    "what should I cook for dinner tonight?",
+    "recommend a good book",
+    "你好",
+    "谢谢你的帮助",
+    "给我讲个笑话",
+    "人工智能是什么？",
+    "why is the sky blue?",
+    "can you help me with my homework?",
+    "what are the benefits of exercise?",
+    "summarize the plot of Hamlet",
+    "I feel tired today",
+    "what is your name?",
+)
+"""Everyday messages, English and Chinese, that no tool serves: each tool's baseline."""
 NAME_BONUS = 0.04
 """At most this is added when every word of the tool's name is in the message."""
 UNFILLABLE_PENALTY = 0.03
@@ -98,6 +125,11 @@ def named_in(query: str, tools: Sequence[ToolInfo]) -> list[ToolInfo]:
     ]
 
 
+def deprecated(tool: ToolInfo) -> bool:
+    """The tool's description says it is deprecated (e.g. the filesystem server's read_file)."""
+    return "deprecated" in tool.description.lower()
+
+
 def is_action(tool: ToolInfo) -> bool:
     """A tool with side effects: marked for confirmation, or named after a changing verb."""
     if bool(getattr(tool, "confirm", False)):
@@ -109,7 +141,7 @@ def is_action(tool: ToolInfo) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class ToolFit:
-    """A tool that fits a message: its score (adjusted similarity) or named outright."""
+    """A tool that fits a message: its score (similarity above baseline, adjusted) or named."""
 
     tool: ToolInfo
     score: float
@@ -139,6 +171,20 @@ class CatalogueMatcher:
     def __init__(self, shortlister: Shortlister | None, min_score: float) -> None:
         self.shortlister = shortlister
         self.min_score = min_score
+        self._baselines: dict[str, float] = {}  # by tool text: a tool's description may change
+
+    async def _baseline(self, tools: Sequence[ToolInfo]) -> dict[str, float]:
+        """Each tool's mean similarity to the background messages (computed once per tool)."""
+        assert self.shortlister is not None
+        missing = [t for t in tools if tool_text(t) not in self._baselines]
+        if missing:
+            sums = dict.fromkeys((tool_text(t) for t in missing), 0.0)
+            for message in BACKGROUND:
+                for tool, similarity in await self.shortlister.rank(message, missing):
+                    sums[tool_text(tool)] += similarity
+            for text, total in sums.items():
+                self._baselines[text] = total / len(BACKGROUND)
+        return {t.name: self._baselines[tool_text(t)] for t in tools}
 
     async def scored(self, query: str, tools: Sequence[ToolInfo]) -> list[ToolFit]:
         """Every tool with its adjusted score, best first (empty without an embedder)."""
@@ -146,10 +192,15 @@ class CatalogueMatcher:
             return []
         said = words(query)
         has_number = _NUMBER.search(query) is not None
+        baseline = await self._baseline(tools)
         fits = []
         for tool, similarity in await self.shortlister.rank(query, tools):
             names = name_words(tool)
-            score = similarity + NAME_BONUS * len(said & names) / max(len(names), 1)
+            score = (
+                similarity
+                - baseline[tool.name]
+                + NAME_BONUS * len(said & names) / max(len(names), 1)
+            )
             if not has_number and needs_number(tool):
                 score -= UNFILLABLE_PENALTY
             fits.append(ToolFit(tool, score, similarity))
@@ -160,7 +211,9 @@ class CatalogueMatcher:
         named = named_in(query, tools)
         if named:
             return [ToolFit(t, 1.0, 1.0, named=True) for t in named]
-        return [f for f in (await self.scored(query, tools))[:1] if f.score >= self.min_score]
+        # a tool its own description calls deprecated is used only when named
+        current = [f for f in await self.scored(query, tools) if not deprecated(f.tool)]
+        return [f for f in current[:1] if f.score >= self.min_score]
 
     async def best(self, query: str, tools: Sequence[ToolInfo]) -> ToolFit | None:
         """The tool this message goes to, or None when none fits."""
