@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import structlog
 from fastapi import FastAPI
 
 from weir_common.bus import (
@@ -14,7 +15,7 @@ from weir_common.bus import (
 )
 from weir_common.embeddings import make_embedder
 from weir_common.events import new_id
-from weir_common.llm import LLMSettings, make_llm_client
+from weir_common.llm import LLMError, LLMSettings, make_llm_client
 from weir_common.llm.litellm_support import import_litellm
 from weir_common.logs import setup_logging
 from weir_common.runtime import service_app
@@ -27,6 +28,8 @@ from weir_router.route_catalog import CatalogueMatcher
 from weir_router.service import AnswerGenerator
 from weir_router.settings import RouterSettings
 from weir_router.shortlist import Shortlister
+
+log = structlog.get_logger(__name__)
 
 
 def create_app(settings: RouterSettings, llm_settings: LLMSettings | None = None) -> FastAPI:
@@ -84,6 +87,12 @@ def create_app(settings: RouterSettings, llm_settings: LLMSettings | None = None
         # not on the first user's turn
         if llm is not None:
             await asyncio.to_thread(import_litellm)
+        # the route step embeds every turn's message once tools are connected: load the
+        # embedding model (and the catalogue baselines' messages) before reporting ready
+        try:
+            await matcher.warm_up()
+        except LLMError as exc:  # a remote embedder may be down: routing by rules still works
+            log.warning("router.warm_up.embedder_failed", error=str(exc))
 
     async def flush_traces() -> None:
         provider.shutdown()

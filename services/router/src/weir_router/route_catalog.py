@@ -173,6 +173,12 @@ class CatalogueMatcher:
         self.min_score = min_score
         self._baselines: dict[str, float] = {}  # by tool text: a tool's description may change
 
+    async def warm_up(self) -> None:
+        """Load the embedding model and embed the background messages (at start-up)."""
+        if self.shortlister is not None:
+            for message in BACKGROUND:
+                await self.shortlister.query_vector(message)
+
     async def _baseline(self, tools: Sequence[ToolInfo]) -> dict[str, float]:
         """Each tool's mean similarity to the background messages (computed once per tool)."""
         assert self.shortlister is not None

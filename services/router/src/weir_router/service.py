@@ -17,6 +17,7 @@ from weir_common.events import (
 from weir_common.llm import (
     EvidencePassage,
     LLMClient,
+    LLMError,
     OfflineRequest,
     StreamEnd,
     TextDelta,
@@ -58,7 +59,11 @@ async def decide_route(
     found = classifier.classify(cmd.query)
     intent, route, rule = found.intent, found.route, found.rule
     if matcher is not None and tools and asks_catalogue(found):
-        fit = await matcher.best(cmd.query, tools)
+        try:
+            fit = await matcher.best(cmd.query, tools)
+        except LLMError as exc:  # a remote embedder is down: the rules' decision stands
+            log.warning("route.catalogue.unavailable", run_id=cmd.run_id, error=str(exc))
+            fit = None
         if fit is not None:
             intent, route, rule = fit.intent, fit.route, fit.rule
             log.info("route.catalogue", run_id=cmd.run_id, tool=fit.tool.name, rule=rule,
