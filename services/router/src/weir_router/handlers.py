@@ -62,7 +62,8 @@ class RouterHandlers:
         self._done: Deduper = MemoryDeduper()
 
     async def on_route(self, cmd: RouteRequested) -> None:
-        """Classify (keyword rules, then the tool catalogue) and answer with the route."""
+        """Classify and answer with the route."""
+        # the keyword rules first; the tool catalogue when they chose no tool route
         tools = list(self._catalog.tools.values())
         decided = await decide_route(self._classifier, cmd, self._matcher, tools)
         await publish(self._broker, self._topics, decided)
