@@ -50,9 +50,9 @@ def _cmd(query: str, history: list[Turn] | None = None) -> AnswerGenerateRequest
 
 
 @pytest.mark.unit
-def test_route_decision_answers_its_command() -> None:
+async def test_route_decision_answers_its_command() -> None:
     cmd = RouteRequested(query="重启 user-service", run_id="r1", conversation_id="c1")
-    decided = decide_route(IntentClassifier(), cmd)
+    decided = await decide_route(IntentClassifier(), cmd)
     assert (decided.request_id, decided.run_id, decided.route) == (cmd.event_id, "r1", "react")
 
 

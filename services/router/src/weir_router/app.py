@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import structlog
 from fastapi import FastAPI
 
 from weir_common.bus import (
@@ -14,7 +15,7 @@ from weir_common.bus import (
 )
 from weir_common.embeddings import make_embedder
 from weir_common.events import new_id
-from weir_common.llm import LLMSettings, make_llm_client
+from weir_common.llm import LLMError, LLMSettings, make_llm_client
 from weir_common.llm.litellm_support import import_litellm
 from weir_common.logs import setup_logging
 from weir_common.runtime import service_app
@@ -23,9 +24,12 @@ from weir_router.catalog import Catalog
 from weir_router.handlers import Planner, RouterHandlers
 from weir_router.intent import IntentClassifier
 from weir_router.planner import LLMPlanner, RulePlanner
+from weir_router.route_catalog import CatalogueMatcher
 from weir_router.service import AnswerGenerator
 from weir_router.settings import RouterSettings
 from weir_router.shortlist import Shortlister
+
+log = structlog.get_logger(__name__)
 
 
 def create_app(settings: RouterSettings, llm_settings: LLMSettings | None = None) -> FastAPI:
@@ -43,8 +47,11 @@ def create_app(settings: RouterSettings, llm_settings: LLMSettings | None = None
     planner: Planner = (
         LLMPlanner(llm, shortlister)
         if llm is not None
-        else RulePlanner(shortlister, settings.planner_min_similarity)
+        else RulePlanner(shortlister, settings.tool_min_score)
     )
+    # routing asks the same shortlister (tool vectors cached, a turn's message embedded once
+    # for route and plan) with the same threshold as the offline planner
+    matcher = CatalogueMatcher(shortlister, settings.tool_min_score)
     handlers = RouterHandlers(
         IntentClassifier(),
         AnswerGenerator(llm, settings),
@@ -52,6 +59,7 @@ def create_app(settings: RouterSettings, llm_settings: LLMSettings | None = None
         settings.topics,
         planner=planner,
         catalog=Catalog(),
+        matcher=matcher,
     )
     topics = settings.topics
     workers = settings.max_concurrent_generations
@@ -79,6 +87,12 @@ def create_app(settings: RouterSettings, llm_settings: LLMSettings | None = None
         # not on the first user's turn
         if llm is not None:
             await asyncio.to_thread(import_litellm)
+        # the route step embeds every turn's message once tools are connected: load the
+        # embedding model (and the catalogue baselines' messages) before reporting ready
+        try:
+            await matcher.warm_up()
+        except LLMError as exc:  # a remote embedder may be down: routing by rules still works
+            log.warning("router.warm_up.embedder_failed", error=str(exc))
 
     async def flush_traces() -> None:
         provider.shutdown()

@@ -24,6 +24,7 @@ from weir_common.topics import Topics
 from weir_router.catalog import Catalog
 from weir_router.intent import IntentClassifier
 from weir_router.planner import RulePlanner
+from weir_router.route_catalog import CatalogueMatcher
 from weir_router.service import AnswerGenerator, decide_route
 
 log = structlog.get_logger(__name__)
@@ -49,18 +50,23 @@ class RouterHandlers:
         *,
         planner: Planner | None = None,
         catalog: Catalog | None = None,
+        matcher: CatalogueMatcher | None = None,
     ) -> None:
         self._classifier, self._generator = classifier, generator
         self._broker, self._topics = broker, topics
         self._planner = planner or RulePlanner(None)
         self._catalog = catalog or Catalog()
+        self._matcher = matcher
         # a redelivered command must not pay for a second model call; retries from the
         # harness carry new event ids, so they are never mistaken for duplicates
         self._done: Deduper = MemoryDeduper()
 
     async def on_route(self, cmd: RouteRequested) -> None:
         """Classify and answer with the route."""
-        await publish(self._broker, self._topics, decide_route(self._classifier, cmd))
+        # the keyword rules first; the tool catalogue when they chose no tool route
+        tools = list(self._catalog.tools.values())
+        decided = await decide_route(self._classifier, cmd, self._matcher, tools)
+        await publish(self._broker, self._topics, decided)
 
     async def on_catalog(self, event: ToolsCatalogUpdated) -> None:
         """Keep the latest tool catalogue for planning."""

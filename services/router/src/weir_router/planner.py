@@ -18,6 +18,7 @@ from weir_common.llm.fence import fence
 from weir_router.arguments import fill
 from weir_router.known_paths import KnownPaths
 from weir_router.prompt import wrap_user_query
+from weir_router.route_catalog import CatalogueMatcher
 from weir_router.shortlist import Shortlister
 from weir_router.toolplan import plan_tools
 
@@ -71,18 +72,17 @@ def _named_in(query: str, tools: list[ToolInfo]) -> list[ToolInfo]:
 class RulePlanner:
     """The offline planner: one well-chosen call, then answer."""
 
-    def __init__(self, shortlister: Shortlister | None, min_similarity: float = 0.83) -> None:
-        self._shortlister = shortlister
-        self._min_similarity = min_similarity
+    def __init__(self, shortlister: Shortlister | None, min_score: float = 0.075) -> None:
+        # the router routes by the same matcher and threshold (RouterSettings.tool_min_score),
+        # so a turn the catalogue sent to the tool route plans the tool the router saw
+        self._matcher = CatalogueMatcher(shortlister, min_score)
 
     async def candidates(self, query: str, tools: dict[str, ToolInfo]) -> list[ToolInfo]:
         """Tools that fit `query`, best first: the scenario's, the named, the closest."""
         plan = plan_tools(query)
         found = [tools[name] for name in plan.ordered(set(tools))]
-        found += [t for t in _named_in(query, list(tools.values())) if t not in found]
-        if not found and self._shortlister is not None:
-            ranked = await self._shortlister.rank(query, list(tools.values()))
-            found = [t for t, score in ranked[:1] if score >= self._min_similarity]
+        found += [f.tool for f in await self._matcher.fits(query, list(tools.values()))
+                  if f.tool not in found]  # fmt: skip
         return found
 
     async def choose(

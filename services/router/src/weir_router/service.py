@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 import structlog
 
 from weir_common.events import (
     AnswerGenerated,
     AnswerGenerateRequested,
+    Intent,
     RouteDecided,
     RouteRequested,
+    ToolInfo,
 )
 from weir_common.llm import (
     EvidencePassage,
     LLMClient,
+    LLMError,
     OfflineRequest,
     StreamEnd,
     TextDelta,
@@ -23,23 +26,51 @@ from weir_common.llm import (
     stream_text,
 )
 from weir_router.coalesce import Coalescer
-from weir_router.intent import IntentClassifier
+from weir_router.intent import Classification, IntentClassifier
 from weir_router.prompt import build_messages
+from weir_router.route_catalog import CatalogueMatcher
 from weir_router.settings import RouterSettings
 
 log = structlog.get_logger(__name__)
 SendDelta = Callable[[int, str], Awaitable[None]]
 
 
-def decide_route(classifier: IntentClassifier, cmd: RouteRequested) -> RouteDecided:
-    """Classify the message with the rule engine and answer with the route."""
+def asks_catalogue(found: Classification) -> bool:
+    """Whether the catalogue may route a message the rules classified as `found`.
+
+    Knowledge (the rules' default) may be a request for a connected tool, and so may a user
+    telling what they need ("I am looking for a psychiatrist in Santa Rosa"). Greetings, small
+    talk, questions about the user and the rules' own tool routes are never overridden.
+    """
+    return found.intent is Intent.KNOWLEDGE or found.rule.startswith("chat:self:")
+
+
+async def decide_route(
+    classifier: IntentClassifier,
+    cmd: RouteRequested,
+    matcher: CatalogueMatcher | None = None,
+    tools: Sequence[ToolInfo] = (),
+) -> RouteDecided:
+    """Classify the message with the keyword rules; when they chose no tool route, ask the
+    tool catalogue (`matcher`) whether a connected tool fits, and route there if one does.
+
+    The run records which path decided: the rule label (``data:logs:错误日志``,
+    ``default:knowledge``) or ``catalogue:<tool>:<score>`` / ``catalogue:<tool>:named``.
+    """
     found = classifier.classify(cmd.query)
+    intent, route, rule = found.intent, found.route, found.rule
+    if matcher is not None and tools and asks_catalogue(found):
+        try:
+            fit = await matcher.best(cmd.query, tools)
+        except LLMError as exc:  # a remote embedder is down: the rules' decision stands
+            log.warning("route.catalogue.unavailable", run_id=cmd.run_id, error=str(exc))
+            fit = None
+        if fit is not None:
+            intent, route, rule = fit.intent, fit.route, fit.rule
+            log.info("route.catalogue", run_id=cmd.run_id, tool=fit.tool.name, rule=rule,
+                     rules_said=found.rule)  # fmt: skip
     return RouteDecided(
-        request_id=cmd.event_id,
-        intent=found.intent,
-        route=found.route,
-        rule=found.rule,
-        **cmd.envelope(),
+        request_id=cmd.event_id, intent=intent, route=route, rule=rule, **cmd.envelope()
     )
 
 

@@ -19,6 +19,9 @@ class RouterSettings(WeirSettings):
     delta_max_delay_s: float = Field(default=0.03, gt=0, description="...or after this long.")
     offline_chunk_chars: int = Field(default=24, ge=1)
     planner_max_tools: int = Field(default=12, ge=1, description="Tools shown to the model.")
-    planner_min_similarity: float = Field(
-        default=0.83, description="Offline planner: least similarity to pick an unnamed tool."
+    tool_min_score: float = Field(
+        default=0.075,
+        description="Least catalogue score (message-tool similarity, adjusted) for a tool to fit "
+        "a message: the route step sends the turn to the tool route above it, and the offline "
+        "planner picks the same tool. Chosen on half of BFCL (bench/tool_selection.py).",
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 from weir_common.embeddings import Embedder
@@ -18,25 +19,49 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 class Shortlister:
-    """Ranks tools by similarity to the request; caches tool embeddings."""
+    """Ranks tools by similarity to the request; caches tool and request embeddings.
 
-    def __init__(self, embedder: Callable[[], Embedder], max_tools: int = 12) -> None:
+    The request is embedded like a tool text (symmetric similarity: both sides as passages),
+    which separates fitting from unrelated tools better than the e5 query/passage pair on
+    BFCL (bench/tool_selection.py). A turn's request is embedded once: the route step and
+    the plan step of the same turn reuse the cached vector.
+    """
+
+    def __init__(
+        self, embedder: Callable[[], Embedder], max_tools: int = 12, cached_queries: int = 256
+    ) -> None:
         self._make_embedder = embedder
         self._embedder: Embedder | None = None
         self._vectors: dict[str, list[float]] = {}
+        self._queries: OrderedDict[str, list[float]] = OrderedDict()
+        self._cached_queries = cached_queries
         self.max_tools = max_tools
+
+    async def query_vector(self, query: str) -> list[float]:
+        """The request's vector, from the cache when the same text was embedded lately."""
+        found = self._queries.get(query)
+        if found is not None:
+            self._queries.move_to_end(query)
+            return found
+        embedder = self._embedder = self._embedder or self._make_embedder()
+        vector = (await embedder.embed_documents([query]))[0]
+        self._queries[query] = vector
+        while len(self._queries) > self._cached_queries:
+            self._queries.popitem(last=False)
+        return vector
 
     async def rank(self, query: str, tools: Sequence[ToolInfo]) -> list[tuple[ToolInfo, float]]:
         """Every tool with its similarity to `query`, best first."""
         if not tools:
             return []
         embedder = self._embedder = self._embedder or self._make_embedder()
-        missing = [t for t in tools if tool_text(t) not in self._vectors]
+        missing = list(
+            dict.fromkeys(tool_text(t) for t in tools if tool_text(t) not in self._vectors)
+        )
         if missing:
-            texts = [tool_text(t) for t in missing]
-            for text, vector in zip(texts, await embedder.embed_documents(texts), strict=True):
+            for text, vector in zip(missing, await embedder.embed_documents(missing), strict=True):
                 self._vectors[text] = vector
-        q = await embedder.embed_query(query)
+        q = await self.query_vector(query)
         scored = [(t, _cosine(q, self._vectors[tool_text(t)])) for t in tools]
         return sorted(scored, key=lambda pair: pair[1], reverse=True)
 
