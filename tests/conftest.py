@@ -3,6 +3,8 @@ pytest session: the whole product as separate processes over the real broker."""
 
 from __future__ import annotations
 
+import json
+import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -14,6 +16,32 @@ from weir_common.testing.otlp_collector import OTLPCollector
 from weir_common.testing.scripted_llm import ScriptedLLM
 from weir_deploy.base import free_port
 from weir_deploy.services import LOOPBACK_PROXY_AUTH, Services
+
+FILESYSTEM_SERVER = (
+    Path(__file__).resolve().parents[1]
+    / "deploy/peers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+)
+LAUNCH_CODE = "7-ALPHA-9"
+
+
+@pytest.fixture(scope="session")
+def shared_files() -> Path:
+    """The directory the filesystem MCP server may access, holding falcon.txt."""
+    root = Path(tempfile.mkdtemp(prefix="weir-e2e-files-"))
+    (root / "falcon.txt").write_text(f"Project Falcon launch code: {LAUNCH_CODE}\n")
+    return root
+
+
+def mcp_servers(files: Path) -> str:
+    """`MCP_SERVERS` of the test products: mcp-server-time (PyPI) and the official
+    filesystem server (npm, pinned in deploy/peers; `make setup` installs it)."""
+    assert FILESYSTEM_SERVER.is_file(), f"{FILESYSTEM_SERVER} is missing: run `make setup`"
+    return json.dumps(
+        [
+            {"name": "time", "command": sys.executable, "args": ["-m", "mcp_server_time"]},
+            {"name": "files", "command": "node", "args": [str(FILESYSTEM_SERVER), str(files)]},
+        ]
+    )
 
 
 @pytest.fixture(scope="session")
@@ -38,7 +66,11 @@ def topic_prefix() -> str:
 
 @pytest.fixture(scope="session")
 async def product(
-    stack_env: dict[str, str], llm: ScriptedLLM, collector: OTLPCollector, topic_prefix: str
+    stack_env: dict[str, str],
+    llm: ScriptedLLM,
+    collector: OTLPCollector,
+    topic_prefix: str,
+    shared_files: Path,
 ) -> AsyncIterator[Services]:
     """Gateway, harness, router and memory, each its own process."""
     logs = Path(tempfile.mkdtemp(prefix="weir-e2e-logs-"))
@@ -56,6 +88,7 @@ async def product(
             "BACKOFF_BASE_S": "0.2",
             # a tool that needs the user's approval before each call (tests/e2e/test_confirm.py)
             "TOOLS_CONFIRM": '["convert_time"]',
+            "MCP_SERVERS": mcp_servers(shared_files),
         },
     )
     async with services:

@@ -50,7 +50,7 @@ def _cmd(query: str, *seen: Observation) -> ReactStepRequested:
 
 @pytest.fixture(scope="module")
 def planner() -> RulePlanner:
-    return RulePlanner(Shortlister(make_embedder), 0.8)
+    return RulePlanner(Shortlister(make_embedder))
 
 
 async def _steps(

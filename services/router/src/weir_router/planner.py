@@ -18,7 +18,7 @@ from weir_common.llm.fence import fence
 from weir_router.arguments import fill
 from weir_router.known_paths import KnownPaths
 from weir_router.prompt import wrap_user_query
-from weir_router.route_catalog import CatalogueMatcher
+from weir_router.route_catalog import CatalogueMatcher, deprecated
 from weir_router.shortlist import Shortlister
 from weir_router.toolplan import plan_tools
 
@@ -129,10 +129,10 @@ class RulePlanner:
         """The candidates; after a discovery call, the rest of that server's tools, closest
         first (the request was already judged to be about that server)."""
         servers = {tools[o.tool].server for o in observations if o.tool in tools}
-        if not servers or self._shortlister is None:
+        if not servers:
             return await self.candidates(query, open_tools)
         same = [t for t in open_tools.values() if t.server in servers]
-        return [t for t, _ in await self._shortlister.rank(query, same)]
+        return [f.tool for f in await self._matcher.scored(query, same) if not deprecated(f.tool)]
 
     async def decide(self, cmd: ReactStepRequested, tools: dict[str, ToolInfo]) -> ReactStepDecided:
         """One step: call a tool first (after a discovery call, the tool it was for), answer
