@@ -32,7 +32,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from turn_overhead import kafka_version, raw_round_trip, redis_version
 
 from benchlib import pct, write_result
-from weir_common.events import ToolsCallRequested, new_id
+from weir_common.events import ToolCallItem, ToolsCallRequested, new_id
 from weir_deploy.services import Services
 from weir_deploy.stack import Stack
 
@@ -120,10 +120,9 @@ async def over_kafka(
         # a new group reads from the earliest offset, so the warm-up calls absorb its join
 
         async def call(i: int) -> float:
-            cmd = ToolsCallRequested(
-                run_id=new_id(), tool="echo", arguments={"message": f"m{i}"},
-                idempotency_key=new_id(), timeout_s=CALL_TIMEOUT_S,
-            )  # fmt: skip
+            item = ToolCallItem(tool="echo", arguments={"message": f"m{i}"},
+                                idempotency_key=new_id())  # fmt: skip
+            cmd = ToolsCallRequested(run_id=new_id(), calls=[item], timeout_s=CALL_TIMEOUT_S)
             began = time.perf_counter()
             await producer.send_and_wait(
                 f"{prefix}tools.call.requested",
@@ -136,9 +135,10 @@ async def over_kafka(
                 ] != cmd.event_id:
                     pass
             elapsed = (time.perf_counter() - began) * 1000
-            assert done["content"] == f"Echo: m{i}", done
+            result = done["results"][0]
+            assert result["content"] == f"Echo: m{i}", done
             if i >= 0:
-                inside.append(done["duration_ms"])
+                inside.append(result["duration_ms"])
             return elapsed
 
         return await measure(call, calls), inside

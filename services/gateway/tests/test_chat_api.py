@@ -20,8 +20,9 @@ def _event(text: str | None) -> tuple[str, dict[str, object]]:
 def test_every_answer_frame_has_its_event() -> None:
     assert _event(to_sse({"type": "delta", "text": "Hi"})) == ("text", {"content": "Hi"})
     assert _event(to_sse({"type": "reset", "attempt": 2})) == ("reset", {"attempt": 2})
-    call = {"type": "step", "kind": "action", "tool": "clock", "content": "{}"}
-    assert _event(to_sse(call)) == ("tool_call", {"name": "clock", "args": "{}"})
+    call = {"type": "step", "kind": "action", "tool": "clock", "content": 'clock({"tz": "UTC"})',
+            "arguments": {"tz": "UTC"}}  # fmt: skip
+    assert _event(to_sse(call)) == ("tool_call", {"name": "clock", "args": {"tz": "UTC"}})
     seen = {"type": "step", "kind": "observation", "tool": "clock", "content": "12:00"}
     assert _event(to_sse(seen)) == ("tool_result", {"name": "clock", "result": "12:00"})
     done = {"type": "done", "route": "plain_chat", "offline": True, "text": "Hi"}

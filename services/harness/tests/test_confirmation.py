@@ -26,6 +26,7 @@ from weir_common.events import (
     RouteDecided,
     RunStep,
     StepCommand,
+    ToolCallResult,
     ToolConfirmationGiven,
     ToolConfirmationRequested,
     ToolInfo,
@@ -113,9 +114,9 @@ def test_a_confirmed_call_parks_instead_of_being_sent() -> None:
     run = unit_run()
     decision = decide(run, planned("write", path="notes.txt"), catalogue(), UNIT_SETTINGS)
     assert decision.next_step == CONFIRM
-    assert run.state.next_call == PlannedCall(tool="write", arguments={"path": "notes.txt"},
-                                              thought="use write")  # fmt: skip
-    asked = park(run, run.state.next_call, catalogue(), T0, UNIT_SETTINGS)
+    assert run.state.pending_calls == [PlannedCall(tool="write", arguments={"path": "notes.txt"},
+                                                   thought="use write", ask=True)]  # fmt: skip
+    asked = park(run, run.state.pending_calls[0], catalogue(), T0, UNIT_SETTINGS)
     assert (run.status, run.step, run.pending_event_id) == (
         RunStatus.AWAITING_CONFIRMATION, CONFIRM, asked.call_id)  # fmt: skip
     assert run.deadline == asked.expires_at == T0 + timedelta(seconds=600)
@@ -130,7 +131,7 @@ def test_a_tool_denied_by_policy_is_never_called() -> None:
     policies = Policies.of_rows([(None, "read", "deny")], "conv-1")
     decision = decide(run, planned("read"), catalogue(), UNIT_SETTINGS, policies)
     assert decision.next_step == GENERATE
-    assert run.state.next_call is None
+    assert run.state.pending_calls == []
     assert run.state.observations[-1].is_error
     assert "settings deny the tool read" in run.state.observations[-1].content
     assert decision.notes == [("confirmation", {"decision": "policy_denied", "tool": "read"})]
@@ -140,14 +141,14 @@ def test_a_tool_denied_by_policy_is_never_called() -> None:
 def test_resume_approved_keeps_the_call_and_does_not_charge_the_wait() -> None:
     run = unit_run()
     decide(run, planned("write"), catalogue(), UNIT_SETTINGS)
-    assert run.state.next_call is not None
-    park(run, run.state.next_call, catalogue(), T0 + timedelta(seconds=5), UNIT_SETTINGS)
-    call, step = resume(run, "approved", T0 + timedelta(seconds=305))
+    assert run.state.pending_calls
+    park(run, run.state.pending_calls[0], catalogue(), T0 + timedelta(seconds=5), UNIT_SETTINGS)
+    step = resume(run, "approved", T0 + timedelta(seconds=305))
     assert step is None
-    assert call.tool == "write"
     assert run.status is RunStatus.RUNNING
     assert run.state.awaiting is None
-    assert run.state.next_call == call
+    [call] = run.state.pending_calls
+    assert (call.tool, call.ask) == ("write", False)  # sent next, without asking again
     assert run.state.loop_started_at == T0 + timedelta(seconds=300)  # the wait is not loop time
 
 
@@ -156,13 +157,13 @@ def test_resume_approved_keeps_the_call_and_does_not_charge_the_wait() -> None:
 def test_resume_denied_or_expired_observes_why(outcome: Any, words: str) -> None:
     run = unit_run()
     decide(run, planned("write"), catalogue(), UNIT_SETTINGS)
-    assert run.state.next_call is not None
-    park(run, run.state.next_call, catalogue(), T0, UNIT_SETTINGS)
-    _, step = resume(run, outcome, T0)
+    assert run.state.pending_calls
+    park(run, run.state.pending_calls[0], catalogue(), T0, UNIT_SETTINGS)
+    step = resume(run, outcome, T0)
     assert step is not None
     assert words in step.content
     assert step.kind == "observation"
-    assert run.state.next_call is None
+    assert run.state.pending_calls == []
     assert words in run.state.observations[-1].content
     assert run.state.observations[-1].is_error
 
@@ -302,13 +303,13 @@ async def test_a_parked_run_survives_a_restart_and_runs_its_call_once_on_approva
     approve = answer(asked, True)
     call = command(await restarted.on_confirmation(approve))
     assert isinstance(call, ToolsCallRequested)
-    assert (call.tool, call.arguments) == ("write", {"path": "notes.txt"})
+    assert (call.calls[0].tool, call.calls[0].arguments) == ("write", {"path": "notes.txt"})
     # the same answer again, or a second approval: nothing more is sent
     assert await restarted.on_confirmation(approve) == []
     assert await restarted.on_confirmation(answer(asked, True)) == []
     assert await restarted.sweep() == []
-    done = ToolsCallCompleted(tool="write", content="wrote 5 bytes", request_id=call.event_id,
-                              **call.envelope())  # fmt: skip
+    done = ToolsCallCompleted(results=[ToolCallResult(tool="write", content="wrote 5 bytes")],
+                              request_id=call.event_id, **call.envelope())  # fmt: skip
     replanned = command(await restarted.on_result(done))
     decided = ReactStepDecided(tool=None, request_id=replanned.event_id, **replanned.envelope())
     await finish(restarted, await restarted.on_result(decided))
@@ -370,8 +371,9 @@ async def test_remembered_answers_become_the_users_policies(
          "tool": "write", "decision": "allow",
          "updated_at": (await repo.policies("user-1"))[0]["updated_at"]}]  # fmt: skip
     # the next run of that conversation calls `write` without asking (after this one ends)
-    done = ToolsCallCompleted(tool="write", content="ok", request_id=command(out).event_id,
-                              **command(out).envelope())  # fmt: skip
+    sent = command(out)
+    done = ToolsCallCompleted(results=[ToolCallResult(tool="write", content="ok")],
+                              request_id=sent.event_id, **sent.envelope())  # fmt: skip
     replanned = command(await service.on_result(done))
     enough = ReactStepDecided(tool=None, request_id=replanned.event_id, **replanned.envelope())
     await finish(service, await service.on_result(enough))

@@ -34,6 +34,7 @@ from weir_common.events import (
     RunStep,
     StepCommand,
     StepFailed,
+    ToolCallResult,
     ToolInfo,
     ToolsCallCompleted,
     ToolsCallRequested,
@@ -179,14 +180,15 @@ def tool_result(
     command: StepCommand, content: str | None = None, is_error: bool = False
 ) -> ToolsCallCompleted:
     assert isinstance(command, ToolsCallRequested), type_of(command)
-    return ToolsCallCompleted(
-        tool=command.tool,
-        content=content if content is not None else f"result of {command.arguments}",
+    [call] = command.calls
+    result = ToolCallResult(
+        tool=call.tool,
+        arguments=call.arguments,
+        content=content if content is not None else f"result of {call.arguments}",
         is_error=is_error,
         duration_ms=12.5,
-        request_id=command.event_id,
-        **command.envelope(),
     )
+    return ToolsCallCompleted(results=[result], request_id=command.event_id, **command.envelope())
 
 
 def failure(command: StepCommand, reason: str = "busy") -> StepFailed:
@@ -370,13 +372,13 @@ async def test_single_tool_route_calls_one_tool_then_answers(
     assert types(out) == ["run.step", "run.step", "tools.call.requested"]
     assert run_steps(out) == [
         ("thought", "I need today's weather", None),
-        ("action", "weather({'city': 'Oslo'})", "weather"),
+        ("action", 'weather({"city": "Oslo"})', "weather"),
     ]
     assert all(item.traceparent == TRACEPARENT for item in out)
     call = command_of(out)
     assert isinstance(call, ToolsCallRequested)
-    assert (call.tool, call.arguments) == ("weather", {"city": "Oslo"})
-    assert call.idempotency_key == f"{request.run_id}:0"
+    assert (call.calls[0].tool, call.calls[0].arguments) == ("weather", {"city": "Oslo"})
+    assert call.calls[0].idempotency_key == f"{request.run_id}:0"
     assert call.timeout_s == settings.tool_timeout_s
     assert call.envelope() == request.envelope()
 
@@ -397,7 +399,7 @@ async def test_single_tool_route_calls_one_tool_then_answers(
     done = await load(repo, request.run_id)
     assert done.status is RunStatus.COMPLETED
     assert (done.state.model_turns, done.state.tool_calls) == (2, 1)
-    assert done.state.next_call is None
+    assert done.state.pending_calls == []
     assert [s["kind"] for s in await log_of(repo, request.run_id)].count("budget") == 0
 
 
@@ -489,7 +491,9 @@ async def test_model_turn_budget_ends_the_loop_and_keeps_one_turn_for_the_answer
     assert [p.model_turns_left for p in plans] == [4, 3, 2, 1, 0]
     assert [p.tool_calls_left for p in plans] == [8, 7, 6, 5, 4]
     assert [len(p.observations) for p in plans] == [0, 1, 2, 3, 4]
-    assert [c.idempotency_key for c in calls] == [f"{request.run_id}:{i}" for i in range(5)]
+    assert [c.calls[0].idempotency_key for c in calls] == [
+        f"{request.run_id}:{i}" for i in range(5)
+    ]
     assert isinstance(command, AnswerGenerateRequested)
     assert len(command.observations) == 5
     assert command.capability_notes[-1] == (
@@ -725,15 +729,15 @@ async def test_retried_tool_call_keeps_its_key_and_costs_no_model_turn(
     call = command_of(await tools_service.on_result(plan(first_plan, "weather", city="Oslo")))
     assert isinstance(call, ToolsCallRequested)
     key = f"{request.run_id}:0"
-    assert call.idempotency_key == key
+    assert call.calls[0].idempotency_key == key
 
     # a transient failure: the same call again after the backoff
     assert await tools_service.on_result(failure(call, "tool server busy")) == []
     clock.advance(settings.backoff_base_s)
     second = command_of(await tools_service.sweep())
     assert isinstance(second, ToolsCallRequested)
-    assert (second.attempt, second.idempotency_key) == (2, key)
-    assert (second.tool, second.arguments) == ("weather", {"city": "Oslo"})
+    assert (second.attempt, second.calls[0].idempotency_key) == (2, key)
+    assert (second.calls[0].tool, second.calls[0].arguments) == ("weather", {"city": "Oslo"})
     assert second.event_id != call.event_id
 
     # no answer in time: sent a third time, with the same key
@@ -742,7 +746,7 @@ async def test_retried_tool_call_keeps_its_key_and_costs_no_model_turn(
     clock.advance(settings.backoff_base_s * 2)
     third = command_of(await tools_service.sweep())
     assert isinstance(third, ToolsCallRequested)
-    assert (third.attempt, third.idempotency_key) == (3, key)
+    assert (third.attempt, third.calls[0].idempotency_key) == (3, key)
     run = await load(repo, request.run_id)
     assert (run.state.model_turns, run.state.tool_calls) == (1, 0)
 
@@ -755,7 +759,7 @@ async def test_retried_tool_call_keeps_its_key_and_costs_no_model_turn(
     assert [o.content for o in next_plan.observations] == ["sunny"]
     next_call = command_of(await tools_service.on_result(plan(next_plan, "clock")))
     assert isinstance(next_call, ToolsCallRequested)
-    assert next_call.idempotency_key == f"{request.run_id}:1"
+    assert next_call.calls[0].idempotency_key == f"{request.run_id}:1"
     log = await log_of(repo, request.run_id)
     assert [s["attempt"] for s in commands_in(log, "tools.call.requested")] == [1, 2, 3, 1]
 
@@ -818,7 +822,10 @@ async def test_restart_resends_the_tool_call_with_its_key_and_keeps_the_budgets(
         )
         resent = command_of(await restarted.sweep())
         assert isinstance(resent, ToolsCallRequested)
-        assert (resent.idempotency_key, resent.attempt) == (call.idempotency_key, 1)
+        assert (resent.calls[0].idempotency_key, resent.attempt) == (
+            call.calls[0].idempotency_key,
+            1,
+        )
         run = await load(second_repo, request.run_id)
         assert run.state.loop_started_at == started
         assert run.state.model_turns == 1

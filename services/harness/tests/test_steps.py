@@ -215,20 +215,23 @@ def test_call_command_sends_the_planned_call_with_an_idempotency_key() -> None:
     state = RunState(
         route=Route.REACT,
         tool_calls=3,
-        next_call=PlannedCall(tool="weather", arguments={"city": "Oslo"}, thought="look it up"),
+        pending_calls=[
+            PlannedCall(tool="weather", arguments={"city": "Oslo"}, thought="look it up")
+        ],
     )
     run = _run(state=state)
     command = build_command(run, CALL, 2, with_tools("weather"), SETTINGS)
     assert isinstance(command, ToolsCallRequested)
-    assert (command.tool, command.arguments) == ("weather", {"city": "Oslo"})
-    assert command.idempotency_key == "run-1:3"
+    [call] = command.calls
+    assert (call.tool, call.arguments) == ("weather", {"city": "Oslo"})
+    assert call.idempotency_key == "run-1:3"
     assert command.timeout_s == 30.0
     assert command.attempt == 2
     _assert_envelope(command)
     # a retry is the same call: same key, new event id
     again = build_command(run, CALL, 3, with_tools("weather"), SETTINGS)
     assert isinstance(again, ToolsCallRequested)
-    assert again.idempotency_key == command.idempotency_key
+    assert again.calls == command.calls
     assert again.event_id != command.event_id
 
 
@@ -385,7 +388,7 @@ def test_run_state_round_trips_through_json() -> None:
     state = RunState(
         route=Route.REACT,
         call_counts={'clock:{"tz": "UTC"}': 1},
-        next_call=PlannedCall(tool="clock", arguments={"tz": "UTC"}),
+        pending_calls=[PlannedCall(tool="clock", arguments={"tz": "UTC"})],
         loop_started_at=datetime(2030, 1, 1, tzinfo=UTC),
         observations=[Observation(tool="clock", arguments={"tz": "UTC"}, content="12:00")],
     )

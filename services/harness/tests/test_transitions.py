@@ -26,6 +26,7 @@ from weir_common.events import (
     RunCompleted,
     RunStep,
     StepFailed,
+    ToolCallResult,
     ToolInfo,
     ToolsCallCompleted,
     ToolsCatalogUpdated,
@@ -87,9 +88,8 @@ def planned(tool: str | None, thought: str = "", **arguments: Any) -> ReactStepD
 
 
 def tool_done(tool: str, content: str, is_error: bool = False) -> ToolsCallCompleted:
-    return ToolsCallCompleted(
-        tool=tool, content=content, is_error=is_error, request_id="cmd", **ENVELOPE
-    )
+    result = ToolCallResult(tool=tool, content=content, is_error=is_error)
+    return ToolsCallCompleted(results=[result], request_id="cmd", **ENVELOPE)
 
 
 def steps_of(replies: list[Any]) -> list[tuple[str, str, str | None]]:
@@ -253,11 +253,11 @@ def test_planned_call_is_shown_and_sent() -> None:
     assert decision.next_step == CALL
     assert steps_of(decision.replies) == [
         ("thought", "I need the weather", None),
-        ("action", "weather({'city': 'Oslo'})", "weather"),
+        ("action", 'weather({"city": "Oslo"})', "weather"),
     ]
-    assert run.state.next_call == PlannedCall(
-        tool="weather", arguments={"city": "Oslo"}, thought="I need the weather"
-    )
+    assert run.state.pending_calls == [
+        PlannedCall(tool="weather", arguments={"city": "Oslo"}, thought="I need the weather")
+    ]
     assert run.state.call_counts == {'weather:{"city": "Oslo"}': 1}
     assert run.state.tool_calls == 0  # counted when it returns
     assert decision.notes == []
@@ -276,7 +276,7 @@ def test_plan_without_a_tool_answers_at_once(thought: str) -> None:
     decision = decide(run, planned(None, thought), caps("clock"), SETTINGS)
     assert decision.next_step == GENERATE
     assert steps_of(decision.replies) == ([("thought", thought, None)] if thought else [])
-    assert run.state.next_call is None
+    assert run.state.pending_calls == []
     assert run.state.stop_reason is None
 
 
@@ -285,7 +285,7 @@ def test_repeated_identical_call_is_refused() -> None:
     run.state.call_counts['search:{"q": "weir"}'] = 1
     decision = decide(run, planned("search", "again", q="weir"), caps("search"), SETTINGS)
     assert decision.next_step == PLAN  # the planner is told, and tries something else
-    assert run.state.next_call is None
+    assert run.state.pending_calls == []
     assert run.state.tool_calls == 1  # a refused call costs no tool call
     assert run.state.call_counts == {'search:{"q": "weir"}': 1}
     [refusal] = run.state.observations
@@ -314,7 +314,7 @@ def test_repeats_are_allowed_up_to_the_setting() -> None:
     run.state.call_counts["clock:{}"] = 1
     assert decide(run, planned("clock"), caps("clock"), settings).next_step == CALL
     assert run.state.call_counts["clock:{}"] == 2
-    run.state.next_call = None
+    run.state.pending_calls = []
     assert decide(run, planned("clock"), caps("clock"), settings).next_step == PLAN
 
 
@@ -331,20 +331,20 @@ def test_refusal_on_the_last_model_turn_answers() -> None:
 
 def test_tool_result_becomes_an_observation() -> None:
     call = PlannedCall(tool="weather", arguments={"city": "Oslo"})
-    run = routed(Route.REACT, model_turns=1, next_call=call)
+    run = routed(Route.REACT, model_turns=1, pending_calls=[call])
     decision = decide(run, tool_done("weather", "sunny, 21 °C"), caps("weather"), SETTINGS)
     assert decision.next_step == PLAN
     assert run.state.observations == [
         Observation(tool="weather", arguments={"city": "Oslo"}, content="sunny, 21 °C")
     ]
     assert run.state.tool_calls == 1
-    assert run.state.next_call is None
+    assert run.state.pending_calls == []
     assert steps_of(decision.replies) == [("observation", "sunny, 21 °C", "weather")]
     assert decision.notes == []
 
 
 def test_tool_error_is_an_observation_too() -> None:
-    run = routed(Route.REACT, model_turns=1, next_call=PlannedCall(tool="weather"))
+    run = routed(Route.REACT, model_turns=1, pending_calls=[PlannedCall(tool="weather")])
     decision = decide(
         run, tool_done("weather", "city unknown", is_error=True), caps("weather"), SETTINGS
     )
@@ -354,7 +354,7 @@ def test_tool_error_is_an_observation_too() -> None:
 
 
 def test_single_tool_answers_after_its_call() -> None:
-    run = routed(Route.SINGLE_TOOL, model_turns=1, next_call=PlannedCall(tool="clock"))
+    run = routed(Route.SINGLE_TOOL, model_turns=1, pending_calls=[PlannedCall(tool="clock")])
     decision = decide(run, tool_done("clock", "12:00"), caps("clock"), SETTINGS)
     assert decision.next_step == GENERATE
     assert decision.notes == []
@@ -362,7 +362,9 @@ def test_single_tool_answers_after_its_call() -> None:
 
 
 def test_last_allowed_tool_call_answers_with_a_budget_note() -> None:
-    run = routed(Route.REACT, model_turns=3, tool_calls=7, next_call=PlannedCall(tool="clock"))
+    run = routed(
+        Route.REACT, model_turns=3, tool_calls=7, pending_calls=[PlannedCall(tool="clock")]
+    )
     decision = decide(run, tool_done("clock", "12:00"), caps("clock"), SETTINGS)
     assert decision.next_step == GENERATE
     assert run.state.stop_reason == "the tool-call budget (8) is used up"
@@ -370,7 +372,9 @@ def test_last_allowed_tool_call_answers_with_a_budget_note() -> None:
 
 
 def test_last_planning_turn_answers_with_a_budget_note() -> None:
-    run = routed(Route.REACT, model_turns=5, tool_calls=4, next_call=PlannedCall(tool="clock"))
+    run = routed(
+        Route.REACT, model_turns=5, tool_calls=4, pending_calls=[PlannedCall(tool="clock")]
+    )
     decision = decide(run, tool_done("clock", "12:00"), caps("clock"), SETTINGS)
     assert decision.next_step == GENERATE
     assert run.state.stop_reason == "the model-turn budget (6) is used up"

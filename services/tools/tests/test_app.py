@@ -12,7 +12,13 @@ from opentelemetry.sdk.trace import TracerProvider
 from pydantic import SecretStr
 
 from weir_common.bus import make_broker, publish, subscriber_options
-from weir_common.events import ToolsCallCompleted, ToolsCallRequested, ToolsCatalogUpdated, new_id
+from weir_common.events import (
+    ToolCallItem,
+    ToolsCallCompleted,
+    ToolsCallRequested,
+    ToolsCatalogUpdated,
+    new_id,
+)
 from weir_common.service_auth import service_headers
 from weir_tools.app import create_app, make_store
 from weir_tools.repository import MemoryResultStore, RedisResultStore
@@ -85,15 +91,15 @@ async def test_call_over_kafka_and_http(
         catalog = await _next(seen, ToolsCatalogUpdated)
         assert isinstance(catalog, ToolsCatalogUpdated)
         assert {"time", "get_current_time", "echo"} <= {t.name for t in catalog.tools}
-        cmd = ToolsCallRequested(
-            run_id="r1", tool="get_current_time", arguments={"timezone": "Asia/Tokyo"},
-            idempotency_key=new_id(), timeout_s=10,
-        )  # fmt: skip
+        item = ToolCallItem(tool="get_current_time", arguments={"timezone": "Asia/Tokyo"},
+                            idempotency_key=new_id())  # fmt: skip
+        cmd = ToolsCallRequested(run_id="r1", calls=[item], timeout_s=10)
         await publish(client, settings.topics, cmd)
         done = await _next(seen, ToolsCallCompleted)
         assert isinstance(done, ToolsCallCompleted)
-        assert (done.request_id, done.run_id, done.is_error) == (cmd.event_id, "r1", False)
-        assert '"timezone": "Asia/Tokyo"' in done.content
+        [result] = done.results
+        assert (done.request_id, done.run_id, result.is_error) == (cmd.event_id, "r1", False)
+        assert '"timezone": "Asia/Tokyo"' in result.content
 
         transport = httpx.ASGITransport(app=app)
         headers = service_headers(settings.weir_service_token)

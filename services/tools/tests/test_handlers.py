@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,8 @@ from weir_common.events import (
     EVENT_ADAPTER,
     AnyEvent,
     StepFailed,
+    ToolCallItem,
+    ToolCallResult,
     ToolsCallCompleted,
     ToolsCallRequested,
 )
@@ -77,6 +80,32 @@ async def _bus(store: ResultStore, peer: StdioPeer) -> AsyncIterator[Bus]:
             await service.close()
 
 
+def only(done: AnyEvent) -> ToolCallResult:
+    assert isinstance(done, ToolsCallCompleted), done
+    [result] = done.results
+    return result
+
+
+@pytest.mark.unit
+async def test_the_calls_of_one_step_run_concurrently_in_order(bus: Bus) -> None:
+    slow = {"duration": 1, "steps": 1}
+    calls = [
+        ToolCallItem(tool="trigger-long-running-operation", arguments=slow, idempotency_key=k)
+        for k in ("k1", "k2")
+    ] + [ToolCallItem(tool="get-sum", arguments={"a": 1, "b": 2}, idempotency_key="k3")]
+    cmd = ToolsCallRequested(run_id="r1", calls=calls, timeout_s=10)
+    began = time.perf_counter()
+    done = await bus.send(cmd)
+    wall_ms = (time.perf_counter() - began) * 1000
+    assert isinstance(done, ToolsCallCompleted)
+    assert [r.tool for r in done.results] == [c.tool for c in calls]
+    assert done.results[2].content == "The sum of 1 and 2 is 3."
+    slow_ms = [r.duration_ms for r in done.results[:2]]
+    assert min(slow_ms) >= 900, done.results
+    # together they took about as long as one of them, not the sum
+    assert wall_ms < sum(slow_ms) * 0.9, (wall_ms, slow_ms)
+
+
 @pytest.fixture
 async def bus(everything_stdio: Callable[[str], StdioPeer]) -> AsyncIterator[Bus]:
     async for b in _bus(MemoryResultStore(ttl_s=3600), everything_stdio("everything")):
@@ -88,9 +117,7 @@ def request(tool: str, key: str | None = None, **arguments: Any) -> ToolsCallReq
         run_id="r1",
         conversation_id="c1",
         user_id="u1",
-        tool=tool,
-        arguments=arguments,
-        idempotency_key=key or uuid4().hex,
+        calls=[ToolCallItem(tool=tool, arguments=arguments, idempotency_key=key or uuid4().hex)],
         timeout_s=10,
     )
 
@@ -98,10 +125,12 @@ def request(tool: str, key: str | None = None, **arguments: Any) -> ToolsCallReq
 @pytest.mark.unit
 async def test_call_completes_with_the_tool_result_and_its_envelope(bus: Bus) -> None:
     cmd = request("get-sum", a=2, b=3)
-    result = await bus.send(cmd)
-    assert isinstance(result, ToolsCallCompleted)
-    assert result.request_id == cmd.event_id
-    assert (result.run_id, result.conversation_id, result.user_id) == ("r1", "c1", "u1")
+    done = await bus.send(cmd)
+    assert isinstance(done, ToolsCallCompleted)
+    assert done.request_id == cmd.event_id
+    assert (done.run_id, done.conversation_id, done.user_id) == ("r1", "c1", "u1")
+    result = only(done)
+    assert result.arguments == {"a": 2, "b": 3}
     assert (result.tool, result.content, result.is_error) == (
         "get-sum",
         "The sum of 2 and 3 is 5.",
@@ -112,15 +141,13 @@ async def test_call_completes_with_the_tool_result_and_its_envelope(bus: Bus) ->
 
 @pytest.mark.unit
 async def test_builtin_tool_answers_over_the_bus(bus: Bus) -> None:
-    result = await bus.send(request("time", timezone="Asia/Tokyo"))
-    assert isinstance(result, ToolsCallCompleted)
+    result = only(await bus.send(request("time", timezone="Asia/Tokyo")))
     assert '"utc_offset": "+0900"' in result.content
 
 
 @pytest.mark.unit
 async def test_unknown_tool_is_an_error_result(bus: Bus) -> None:
-    result = await bus.send(request("launch_rockets"))
-    assert isinstance(result, ToolsCallCompleted)
+    result = only(await bus.send(request("launch_rockets")))
     assert result.is_error
     assert result.content.startswith("unknown tool 'launch_rockets'; available: ")
     assert "get-sum" in result.content
@@ -129,9 +156,8 @@ async def test_unknown_tool_is_an_error_result(bus: Bus) -> None:
 @pytest.mark.unit
 async def test_redelivered_command_replays_its_result(bus: Bus) -> None:
     cmd = request("toggle-simulated-logging", key="same-key")
-    first, again = await bus.send(cmd), await bus.send(cmd.model_copy(update={"attempt": 2}))
-    assert isinstance(first, ToolsCallCompleted)
-    assert isinstance(again, ToolsCallCompleted)
+    first = only(await bus.send(cmd))
+    again = only(await bus.send(cmd.model_copy(update={"attempt": 2})))
     assert first.content.startswith("Started simulated")
     assert again.content == first.content
 

@@ -163,9 +163,10 @@ def answerable(run: Run | None, given: ToolConfirmationGiven) -> str | None:
 Outcome = Literal["approved", "denied", "expired", "superseded"]
 
 
-def resume(run: Run, outcome: Outcome, now: datetime) -> tuple[PlannedCall, RunStep | None]:
-    """Unpark `run`: the waiting call, and for a denial or expiry the visible observation
-    (the observation is added to the run's state; an approved call is left to be sent)."""
+def resume(run: Run, outcome: Outcome, now: datetime) -> RunStep | None:
+    """Unpark `run`: an approved call stays pending without its question; a denied, expired
+    or superseded one leaves the pending calls with an observation saying why (returned as
+    the visible step)."""
     wait = run.state.awaiting
     if wait is None:
         raise ValueError("the run is not waiting for a confirmation")
@@ -175,8 +176,11 @@ def resume(run: Run, outcome: Outcome, now: datetime) -> tuple[PlannedCall, RunS
     run.deadline = None
     if state.loop_started_at is not None:  # waiting for the user is not the tool loop's time
         state.loop_started_at += max(now - wait.asked_at, timedelta(0))
+    waiting = next((c for c in state.pending_calls if c.ask), None)
     if outcome == "approved":
-        return call, None
+        if waiting is not None:
+            waiting.ask = False
+        return None
     if outcome == "denied":
         text = f"The user declined this call, so {call.tool} was not run."
     elif outcome == "superseded":
@@ -186,9 +190,10 @@ def resume(run: Run, outcome: Outcome, now: datetime) -> tuple[PlannedCall, RunS
         )
     else:
         text = f"No confirmation came in time, so {call.tool} was not run (the request expired)."
-    state.next_call = None
+    if waiting is not None:
+        state.pending_calls.remove(waiting)
     state.observations.append(
         Observation(tool=call.tool, arguments=call.arguments, content=text, is_error=True)
     )
-    step = RunStep(kind="observation", content=text, tool=call.tool, **run.request.envelope())
-    return call, step
+    return RunStep(kind="observation", content=text, tool=call.tool, arguments=call.arguments,
+                   **run.request.envelope())  # fmt: skip

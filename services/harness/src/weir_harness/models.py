@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -54,7 +54,15 @@ class RunState(BaseModel):
         default=0, description="Of those, calls that only found what the next one needs."
     )
     call_counts: dict[str, int] = Field(default_factory=dict, description="Per tool+arguments.")
-    next_call: PlannedCall | None = None
+    pending_calls: list[PlannedCall] = Field(
+        default_factory=list, description="Calls of this step not yet sent (or awaiting approval)."
+    )
+    calls_from: Literal["plan", "answer"] = Field(
+        default="plan", description="Who asked for the pending calls: a planner or the model."
+    )
+    generations: int = Field(
+        default=0, description="Answer commands sent (retries too); the deltas' attempt."
+    )
     awaiting: ConfirmationWait | None = Field(
         default=None, description="The call parked until the user approves or denies it."
     )
@@ -74,6 +82,7 @@ class PlannedCall(BaseModel):
     tool: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     thought: str = ""
+    ask: bool = Field(default=False, description="Waits for the user's approval first.")
 
     @property
     def signature(self) -> str:

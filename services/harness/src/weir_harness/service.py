@@ -22,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 import structlog
 
 from weir_common.events import (
+    AnswerGenerated,
     ChatRequested,
     Event,
     HarnessResult,
@@ -43,10 +44,11 @@ from weir_harness.confirmation import (
     resume,
 )
 from weir_harness.diagnosis import diagnose, judge
+from weir_harness.dispatch import next_for_calls
 from weir_harness.models import Run, RunStatus
 from weir_harness.repository import RunRepository, RunTx
 from weir_harness.settings import HarnessSettings
-from weir_harness.steps import CALL, FIRST_STEP, GENERATE, LOOP_STEPS, PLAN, build_command
+from weir_harness.steps import FIRST_STEP, GENERATE, LOOP_STEPS, PLAN, build_command
 from weir_harness.transitions import (
     Decision,
     counts_as_model_turn,
@@ -146,7 +148,9 @@ class RunService:
             if isinstance(result, StepFailed):
                 await self._failed(tx, run, result.reason, result.transient, out)
             else:
-                planned = isinstance(result, ReactStepDecided) and result.tool is not None
+                planned = (isinstance(result, ReactStepDecided) and bool(result.proposed())) or (
+                    isinstance(result, AnswerGenerated) and bool(result.tool_calls)
+                )
                 policies = await tx.tool_policies(run) if planned else NO_POLICIES
                 caps = self.capabilities.for_request(run.request)
                 await self._apply(tx, run, decide(run, result, caps, self._settings, policies), out)
@@ -194,12 +198,14 @@ class RunService:
         await self._unpark(tx, waiting, "superseded", out)
 
     async def _unpark(self, tx: RunTx, run: Run, outcome: Outcome, out: _Out) -> None:
-        """Send the approved call, or answer with the denial (or expiry) observed."""
-        _, step = resume(run, outcome, self._now())
-        if step is None:
-            await self._send(tx, run, CALL, 1, out)
-        else:
-            await self._apply(tx, run, Decision(GENERATE, [step]), out)
+        """Ask for the next approval or send the calls (approved); a denial (or expiry) is
+        observed, and with nothing left to send the run answers."""
+        step = resume(run, outcome, self._now())
+        replies: list[Event] = [step] if step is not None else []
+        following = next_for_calls(run, self._settings)
+        if step is not None and not run.state.pending_calls:
+            following = GENERATE  # a declined call ends the tool loop: say so in the answer
+        await self._apply(tx, run, Decision(following, replies), out)
 
     async def sweep(self) -> list[Outgoing]:
         """Retry steps whose backoff ended, and treat passed deadlines as transient failures."""
@@ -260,6 +266,8 @@ class RunService:
             state.loop_started_at = now
         if attempt == 1 and not again and counts_as_model_turn(step):
             state.model_turns += 1
+        if step == GENERATE:
+            state.generations += 1  # the deltas' attempt: every generation resets the client
         command = build_command(
             run, step, attempt, self.capabilities.for_request(run.request), self._settings
         )
@@ -289,9 +297,10 @@ class RunService:
             out.add(reply, topic=run.request.reply_to, run=run)
         if decision.next_step is None:
             await self._close(tx, run, RunStatus.COMPLETED, out)
-        elif decision.next_step == CONFIRM and run.state.next_call is not None:
+        elif decision.next_step == CONFIRM:
             caps = self.capabilities.for_request(run.request)
-            asked = park(run, run.state.next_call, caps, self._now(), self._settings)
+            waiting = next(call for call in run.state.pending_calls if call.ask)
+            asked = park(run, waiting, caps, self._now(), self._settings)
             note = {"decision": "asked", "call_id": asked.call_id, "tool": asked.tool,
                     "reason": asked.reason, "expires_at": asked.expires_at.isoformat()}  # fmt: skip
             await tx.add_step(run, "confirmation", asked.call_id, note, CONFIRM)

@@ -20,6 +20,7 @@ from weir_common.events import (
     Route,
     RouteRequested,
     StepCommand,
+    ToolCallItem,
     ToolsCallRequested,
     TurnCompleted,
 )
@@ -33,7 +34,6 @@ PLAN = "react.step.requested"
 CALL = "tools.call.requested"
 RETRIEVE = "rag.retrieve.requested"
 LOOP_STEPS = (PLAN, CALL)
-
 
 
 def after_route(run: Run, caps: Capabilities) -> str:
@@ -84,21 +84,24 @@ def _plan(run: Run, caps: Capabilities, settings: HarnessSettings) -> StepComman
         context=state.context or MemoryContext(),
         observations=state.observations,
         model_turns_left=max(settings.agent_max_model_turns - state.model_turns - 1, 0),
-        tool_calls_left=_tool_calls_left(run, settings),
+        tool_calls_left=tool_calls_left(run, settings),
         **req.envelope(),
     )
 
 
 def _call(run: Run, caps: Capabilities, settings: HarnessSettings) -> StepCommand:
-    call = run.state.next_call
-    if call is None:
+    state = run.state
+    if not state.pending_calls:
         raise ValueError("no planned tool call to send")
+    # numbered by the calls made before: a retried batch carries the same keys, so the
+    # tools service replays what already ran instead of running it again
+    calls = [
+        ToolCallItem(tool=call.tool, arguments=call.arguments,
+                     idempotency_key=f"{run.run_id}:{state.tool_calls + i}")
+        for i, call in enumerate(state.pending_calls)
+    ]  # fmt: skip
     return ToolsCallRequested(
-        tool=call.tool,
-        arguments=call.arguments,
-        idempotency_key=f"{run.run_id}:{run.state.tool_calls}",
-        timeout_s=settings.tool_timeout_s,
-        **run.request.envelope(),
+        calls=calls, timeout_s=settings.tool_timeout_s, **run.request.envelope()
     )
 
 
@@ -117,6 +120,8 @@ def _generate(run: Run, caps: Capabilities, settings: HarnessSettings) -> StepCo
         capability_notes=notes,
         evidence=state.evidence,
         observations=state.observations,
+        tool_calls_left=answer_tool_calls(run, caps, settings),
+        stream_attempt=state.generations,
         **req.envelope(),
     )
 
@@ -160,7 +165,17 @@ def build_command(
     return builder(run, caps, settings).model_copy(update={"attempt": attempt})
 
 
-def _tool_calls_left(run: Run, settings: HarnessSettings) -> int:
+def answer_tool_calls(run: Run, caps: Capabilities, settings: HarnessSettings) -> int:
+    """How many calls the model may ask for on the answer step: none without tools, or when
+    this answer is the last model turn the budget allows."""
+    turns_left = settings.agent_max_model_turns - run.state.model_turns
+    if not caps.has_tools or turns_left < 1:
+        return 0
+    return tool_calls_left(run, settings)
+
+
+def tool_calls_left(run: Run, settings: HarnessSettings) -> int:
+    """Tool calls the run may still make (one on a single-tool route, after discovery)."""
     state = run.state
     single = min(1 + state.discovery_calls, settings.agent_max_tool_calls)
     allowed = single if state.route is Route.SINGLE_TOOL else settings.agent_max_tool_calls

@@ -7,7 +7,6 @@ transaction.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -27,10 +26,11 @@ from weir_common.events import (
     TurnRecorded,
 )
 from weir_harness.capabilities import Capabilities
-from weir_harness.confirmation import CONFIRM, NO_POLICIES, Policies, gate, refused_by_policy
-from weir_harness.models import PlannedCall, Run, RunStatus
+from weir_harness.confirmation import NO_POLICIES, Policies
+from weir_harness.dispatch import after_calls, dispatch
+from weir_harness.models import Run, RunStatus
 from weir_harness.settings import HarnessSettings
-from weir_harness.steps import CALL, GENERATE, LOOP_STEPS, PLAN, after_observation, after_route
+from weir_harness.steps import GENERATE, LOOP_STEPS, PLAN, after_route
 
 DONE = None
 
@@ -64,18 +64,29 @@ def decide(
         return _planned(run, result, settings, caps, policies)
     if isinstance(result, ToolsCallCompleted):
         return _observed(run, result, settings)
-    return _answered(run, result)
+    return _answered(run, result, settings, caps, policies)
 
 
-def _answered(run: Run, result: HarnessResult) -> Decision:
+def _answered(
+    run: Run,
+    result: HarnessResult,
+    settings: HarnessSettings,
+    caps: Capabilities,
+    policies: Policies,
+) -> Decision:
     if isinstance(result, TurnRecorded):
         return Decision(DONE)
     if not isinstance(result, AnswerGenerated):
         raise TypeError(f"no transition for {result.type}")
     state = run.state
-    state.answer, state.model, state.offline = result.text, result.model, result.offline
     state.prompt_tokens += result.prompt_tokens
     state.completion_tokens += result.completion_tokens
+    if result.tool_calls:  # the model asked for tools instead of answering
+        following, steps, notes = dispatch(
+            run, result.tool_calls, settings, caps, policies, source="answer", thought=result.text
+        )
+        return Decision(following, steps, notes)
+    state.answer, state.model, state.offline = result.text, result.model, result.offline
     run.status = RunStatus.FINISHING
     return Decision("turn.completed", [completed(run)])
 
@@ -98,58 +109,37 @@ def _planned(
     replies: list[Event] = []
     if decided.thought:
         replies.append(RunStep(kind="thought", content=decided.thought, **envelope))
-    if decided.tool is None:
+    proposed = decided.proposed()
+    if not proposed:
         if decided.unfilled:
             state.notes.append(decided.unfilled)
         return Decision(GENERATE, replies)
-    call = PlannedCall(tool=decided.tool, arguments=decided.arguments, thought=decided.thought)
-    if state.call_counts.get(call.signature, 0) >= settings.agent_max_repeated_tool_calls:
-        refusal = (
-            f"Refused: {call.tool} was already called with these arguments; "
-            "its result is above. Use it or answer."
-        )
-        state.observations.append(Observation(tool=call.tool, arguments=call.arguments,
-                                              content=refusal, is_error=True))  # fmt: skip
-        replies.append(RunStep(kind="observation", content=refusal, tool=call.tool, **envelope))
-        note = ("budget", {"rule": "repeated_call", "tool": call.tool, "arguments": call.arguments})
-        return Decision(after_observation(run, settings), replies, [note])
-    state.call_counts[call.signature] = state.call_counts.get(call.signature, 0) + 1
-    gated = gate(call, caps, policies)  # confirmation before side effects (confirmation.py)
-    if gated.action == "deny":
-        observation, step = refused_by_policy(run, call)
-        state.observations.append(observation)
-        note = ("confirmation", {"decision": "policy_denied", "tool": call.tool})
-        return Decision(GENERATE, [*replies, step], [note])
-    state.next_call = call
     state.discovery_calls += decided.discovery
-    action = f"{call.tool}({json.dumps(call.arguments, ensure_ascii=False)})"
-    replies.append(
-        RunStep(kind="action", content=action, tool=call.tool, arguments=call.arguments, **envelope)
+    following, steps, notes = dispatch(
+        run, proposed, settings, caps, policies, source="plan", thought=decided.thought
     )
-    return Decision(CONFIRM if gated.action == "ask" else CALL, replies)
+    return Decision(following, [*replies, *steps], notes)
 
 
 def _observed(run: Run, done: ToolsCallCompleted, settings: HarnessSettings) -> Decision:
-    state = run.state
-    call = state.next_call
-    arguments = call.arguments if call else {}
-    state.observations.append(
-        Observation(
-            tool=done.tool, arguments=arguments, content=done.content, is_error=done.is_error
-        )
-    )
-    state.tool_calls += 1
-    state.next_call = None
-    step = RunStep(
-        kind="observation",
-        content=done.content,
-        tool=done.tool,
-        arguments=arguments,
-        **run.request.envelope(),
-    )
-    following = after_observation(run, settings)
+    state, envelope = run.state, run.request.envelope()
+    steps: list[Event] = []
+    sent = state.pending_calls
+    for i, result in enumerate(done.results):
+        arguments = result.arguments or (sent[i].arguments if i < len(sent) else {})
+        state.observations.append(
+            Observation(tool=result.tool, arguments=arguments, content=result.content,
+                        is_error=result.is_error)
+        )  # fmt: skip
+        steps.append(
+            RunStep(kind="observation", content=result.content, tool=result.tool,
+                    arguments=arguments, **envelope)
+        )  # fmt: skip
+    state.tool_calls += len(done.results)
+    state.pending_calls = []
+    following = after_calls(run, settings)
     notes = [("budget", {"rule": state.stop_reason})] if state.stop_reason else []
-    return Decision(following, [step], notes)
+    return Decision(following, steps, notes)
 
 
 def out_of_time(run: Run, step: str, settings: HarnessSettings, now: datetime) -> bool:

@@ -52,13 +52,14 @@ def create_app(settings: RouterSettings, llm_settings: LLMSettings | None = None
     # routing asks the same shortlister (tool vectors cached, a turn's message embedded once
     # for route and plan) with the same threshold as the offline planner
     matcher = CatalogueMatcher(shortlister, settings.tool_min_score)
+    catalog = Catalog()  # one view of the tool catalogue for routing, planning and answering
     handlers = RouterHandlers(
         IntentClassifier(),
-        AnswerGenerator(llm, settings),
+        AnswerGenerator(llm, settings, catalog, shortlister),
         broker,
         settings.topics,
         planner=planner,
-        catalog=Catalog(),
+        catalog=catalog,
         matcher=matcher,
     )
     topics = settings.topics

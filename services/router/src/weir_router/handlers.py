@@ -100,7 +100,8 @@ class RouterHandlers:
             return
 
         async def send(seq: int, text: str) -> None:
-            delta = AnswerDelta(seq=seq, attempt=cmd.attempt, text=text, **cmd.envelope())
+            attempt = cmd.stream_attempt or cmd.attempt
+            delta = AnswerDelta(seq=seq, attempt=attempt, text=text, **cmd.envelope())
             await publish(self._broker, self._topics, delta, topic=cmd.reply_to)
 
         try:

@@ -12,7 +12,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from weir_common.events import Observation, ReactStepDecided, ReactStepRequested, ToolInfo
+from weir_common.events import (
+    Observation,
+    ProposedCall,
+    ReactStepDecided,
+    ReactStepRequested,
+    ToolInfo,
+)
 from weir_common.llm import ChatMessage, LLMClient, ToolCall, ToolSpec
 from weir_common.llm.fence import fence
 from weir_router.arguments import fill
@@ -211,12 +217,14 @@ class LLMPlanner:
         calls = [c for c in completion.tool_calls if c.name in known]
         if not calls or cmd.tool_calls_left == 0:
             return ReactStepDecided(request_id=cmd.event_id, thought=completion.text, **envelope)
-        call = calls[0]
+        call, *more = calls
+        names = ", ".join(dict.fromkeys(c.name for c in calls))
         return ReactStepDecided(
             request_id=cmd.event_id,
-            thought=completion.text or f"Calling {call.name}.",
+            thought=completion.text or f"Calling {names}.",
             tool=call.name,
             arguments=call.arguments,
+            calls=[ProposedCall(tool=c.name, arguments=c.arguments) for c in more],
             **envelope,
         )
 

@@ -10,6 +10,7 @@ from weir_common.events import (
     AnswerGenerated,
     AnswerGenerateRequested,
     Intent,
+    ProposedCall,
     RouteDecided,
     RouteRequested,
     ToolInfo,
@@ -21,15 +22,19 @@ from weir_common.llm import (
     OfflineRequest,
     StreamEnd,
     TextDelta,
+    ToolCallsReady,
     ToolResult,
+    ToolSpec,
     offline_answer,
     stream_text,
 )
+from weir_router.catalog import Catalog
 from weir_router.coalesce import Coalescer
 from weir_router.intent import Classification, IntentClassifier
 from weir_router.prompt import build_messages
 from weir_router.route_catalog import CatalogueMatcher
 from weir_router.settings import RouterSettings
+from weir_router.shortlist import Shortlister
 
 log = structlog.get_logger(__name__)
 SendDelta = Callable[[int, str], Awaitable[None]]
@@ -75,22 +80,40 @@ async def decide_route(
 
 
 class AnswerGenerator:
-    """Streams an answer from the model, or from the offline responder when none is set."""
+    """Streams an answer from the model, or from the offline responder when none is set.
 
-    def __init__(self, llm: LLMClient | None, settings: RouterSettings) -> None:
+    With a model and calls left in the run's budget, the model is offered the connected
+    tools closest to the request (native function calling): it may answer, or ask for tools;
+    its calls go back to the harness, which runs them and asks for the answer again."""
+
+    def __init__(
+        self,
+        llm: LLMClient | None,
+        settings: RouterSettings,
+        catalog: Catalog | None = None,
+        shortlister: Shortlister | None = None,
+    ) -> None:
         self._llm = llm
         self._settings = settings
+        self._catalog = catalog or Catalog()
+        self._shortlister = shortlister
 
     async def generate(self, cmd: AnswerGenerateRequested, send: SendDelta) -> AnswerGenerated:
         """Generate, sending coalesced deltas through `send`; raises `LLMError` on failure."""
         out = Coalescer(send, self._settings.delta_max_chars, self._settings.delta_max_delay_s)
         if self._llm is None:
             return await self._offline(cmd, out)
+        specs = await self._offered(cmd)
+        known = {spec.name for spec in specs}
         model, prompt_tokens, completion_tokens = None, 0, 0
+        calls: list[ProposedCall] = []
         # the client makes the GenAI span (weir_common.llm.genai) inside the run's trace
-        async for item in self._llm.stream(build_messages(cmd), profile="pro"):
+        async for item in self._llm.stream(build_messages(cmd), "pro", specs or None):
             if isinstance(item, TextDelta):
                 await out.add(item.text)
+            elif isinstance(item, ToolCallsReady):
+                calls = [ProposedCall(tool=c.name, arguments=c.arguments)
+                         for c in item.tool_calls if c.name in known]  # fmt: skip
             elif isinstance(item, StreamEnd):
                 model = item.model
                 prompt_tokens = item.usage.prompt_tokens
@@ -102,8 +125,19 @@ class AnswerGenerator:
             model=model,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
+            tool_calls=calls[: cmd.tool_calls_left],
             **cmd.envelope(),
         )
+
+    async def _offered(self, cmd: AnswerGenerateRequested) -> list[ToolSpec]:
+        """The shortlisted tools, when the run may still call some."""
+        tools = list(self._catalog.tools.values())
+        if cmd.tool_calls_left < 1 or not tools:
+            return []
+        if self._shortlister is not None:
+            tools = await self._shortlister.shortlist(cmd.query, tools)
+        return [ToolSpec(name=t.name, description=t.description, parameters=t.input_schema)
+                for t in tools]  # fmt: skip
 
     async def _offline(self, cmd: AnswerGenerateRequested, out: Coalescer) -> AnswerGenerated:
         answer = offline_answer(

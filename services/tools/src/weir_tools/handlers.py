@@ -7,9 +7,17 @@ work succeeded. An error from the tool (or around it) is still a `ToolsCallCompl
 
 from __future__ import annotations
 
+import asyncio
+
 import structlog
 
-from weir_common.events import StepFailed, ToolsCallCompleted, ToolsCallRequested
+from weir_common.events import (
+    StepFailed,
+    ToolCallItem,
+    ToolCallResult,
+    ToolsCallCompleted,
+    ToolsCallRequested,
+)
 
 from .models import CallRequest, CallResponse
 from .repository import StoreError
@@ -19,31 +27,45 @@ log = structlog.get_logger(__name__)
 
 
 async def call_tool(cmd: ToolsCallRequested, tools: ToolService) -> ToolsCallCompleted | StepFailed:
-    """Answer a `tools.call.requested` with the tool's result."""
-    try:
-        outcome = await tools.call(
-            cmd.tool,
-            cmd.arguments,
-            timeout_s=cmd.timeout_s,
-            idempotency_key=cmd.idempotency_key,
-            user_id=cmd.user_id,
-        )
-    except StoreError as exc:
-        log.warning("tools.store_failed", run_id=cmd.run_id, tool=cmd.tool, error=str(exc))
+    """Answer a `tools.call.requested`: its calls run concurrently, each under its own
+    idempotency key, so a retried step replays the calls that already finished."""
+    results = await asyncio.gather(
+        *(_one(call, cmd, tools) for call in cmd.calls), return_exceptions=True
+    )
+    failed = next((r for r in results if isinstance(r, StoreError)), None)
+    if failed is not None:
+        log.warning("tools.store_failed", run_id=cmd.run_id, error=str(failed))
         return StepFailed(
             request_id=cmd.event_id,
             step=cmd.type,
-            reason=str(exc),
+            reason=str(failed),
             transient=True,
             **cmd.envelope(),
         )
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
     return ToolsCallCompleted(
         request_id=cmd.event_id,
-        tool=cmd.tool,
+        results=[r for r in results if isinstance(r, ToolCallResult)],
+        **cmd.envelope(),
+    )
+
+
+async def _one(call: ToolCallItem, cmd: ToolsCallRequested, tools: ToolService) -> ToolCallResult:
+    outcome = await tools.call(
+        call.tool,
+        call.arguments,
+        timeout_s=cmd.timeout_s,
+        idempotency_key=call.idempotency_key,
+        user_id=cmd.user_id,
+    )
+    return ToolCallResult(
+        tool=call.tool,
+        arguments=call.arguments,
         content=outcome.content,
         is_error=outcome.is_error,
         duration_ms=outcome.duration_ms,
-        **cmd.envelope(),
     )
 
 

@@ -14,7 +14,7 @@ from weir_common.events.chat import (
     RunCompleted,
     RunFailed,
 )
-from weir_common.events.parts import Observation, Passage
+from weir_common.events.parts import Observation, Passage, ProposedCall
 from weir_common.events.rag import (
     IngestCompleted,
     IngestFailed,
@@ -44,6 +44,8 @@ from weir_common.events.tools import (
     Remember,
     RunStep,
     ServerStatus,
+    ToolCallItem,
+    ToolCallResult,
     ToolConfirmationGiven,
     ToolConfirmationRequested,
     ToolInfo,
@@ -140,6 +142,7 @@ __all__ = [
     "MemoryContextRequested",
     "Observation",
     "Passage",
+    "ProposedCall",
     "RagRetrieveCompleted",
     "RagRetrieveRequested",
     "ReactStepDecided",
@@ -156,6 +159,8 @@ __all__ = [
     "StepCommand",
     "StepFailed",
     "StepResult",
+    "ToolCallItem",
+    "ToolCallResult",
     "ToolConfirmationGiven",
     "ToolConfirmationRequested",
     "ToolInfo",

@@ -29,3 +29,12 @@ class Observation(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
     content: str
     is_error: bool = False
+
+
+class ProposedCall(BaseModel):
+    """A tool call a planner or the model asked for; the harness decides whether it runs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)

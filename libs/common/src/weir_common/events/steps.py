@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from weir_common.events.base import StepCommand, StepResult
-from weir_common.events.parts import Observation, Passage
+from weir_common.events.parts import Observation, Passage, ProposedCall
 
 
 class Turn(BaseModel):
@@ -119,6 +119,18 @@ class AnswerGenerateRequested(StepCommand):
     observations: list[Observation] = Field(
         default_factory=list, description="What the tools returned in this run."
     )
+    tool_calls_left: int = Field(
+        default=0,
+        ge=0,
+        description="How many tool calls the model may still ask for instead of answering "
+        "(0: no tools are offered; the offline responder never calls tools).",
+    )
+    stream_attempt: int = Field(
+        default=0,
+        ge=0,
+        description="The attempt number the deltas carry (0: `attempt`): it grows with every "
+        "generation of the run, a retry or an answer after tool calls, so clients reset.",
+    )
 
 
 class AnswerGenerated(StepResult):
@@ -130,6 +142,11 @@ class AnswerGenerated(StepResult):
     offline: bool = False
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    tool_calls: list[ProposedCall] = Field(
+        default_factory=list,
+        description="The model asked for these tools instead of answering: the harness runs "
+        "them and asks for the answer again.",
+    )
 
 
 class TurnCompleted(StepCommand):

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from weir_common.events.base import Event, StepCommand, StepResult
-from weir_common.events.parts import Observation
+from weir_common.events.parts import Observation, ProposedCall
 from weir_common.events.steps import MemoryContext
 
 
@@ -47,24 +47,41 @@ class ToolsCatalogUpdated(Event):
     servers: list[ServerStatus] = Field(default_factory=list)
 
 
-class ToolsCallRequested(StepCommand):
-    """Harness → tools: call one tool. `idempotency_key` makes a retried call safe."""
+class ToolCallItem(BaseModel):
+    """One call of a tool-call step. `idempotency_key` makes a retried call safe."""
 
-    type: Literal["tools.call.requested"] = "tools.call.requested"
+    model_config = ConfigDict(frozen=True)
+
     tool: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     idempotency_key: str
-    timeout_s: float = Field(default=30.0, gt=0)
 
 
-class ToolsCallCompleted(StepResult):
-    """Tools → harness: the tool's result (an error result is still a result)."""
+class ToolCallResult(BaseModel):
+    """What one call returned (an error result is still a result)."""
 
-    type: Literal["tools.call.completed"] = "tools.call.completed"
+    model_config = ConfigDict(frozen=True)
+
     tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
     content: str
     is_error: bool = False
     duration_ms: float = 0.0
+
+
+class ToolsCallRequested(StepCommand):
+    """Harness → tools: make these calls, concurrently; one result per call, in order."""
+
+    type: Literal["tools.call.requested"] = "tools.call.requested"
+    calls: list[ToolCallItem] = Field(min_length=1)
+    timeout_s: float = Field(default=30.0, gt=0, description="The limit of each call.")
+
+
+class ToolsCallCompleted(StepResult):
+    """Tools → harness: every call's result, in the order of the request."""
+
+    type: Literal["tools.call.completed"] = "tools.call.completed"
+    results: list[ToolCallResult] = Field(min_length=1)
 
 
 ConfirmReason = Literal["side_effects", "policy"]
@@ -114,12 +131,16 @@ class ReactStepRequested(StepCommand):
 
 
 class ReactStepDecided(StepResult):
-    """Router → harness: a thought, then a tool call, or nothing more to do."""
+    """Router → harness: a thought, then a tool call (or several), or nothing more to do."""
 
     type: Literal["react.step.decided"] = "react.step.decided"
     thought: str = ""
     tool: str | None = Field(default=None, description="None: enough evidence, answer now.")
     arguments: dict[str, Any] = Field(default_factory=dict)
+    calls: list[ProposedCall] = Field(
+        default_factory=list,
+        description="Further calls to run concurrently with `tool` (the model may ask several).",
+    )
     discovery: bool = Field(
         default=False,
         description="The call only finds what the next call needs (e.g. a server's allowed "
@@ -130,6 +151,11 @@ class ReactStepDecided(StepResult):
         description="Why the tool that fits was not called (a required argument the message "
         "does not give); the answer says so.",
     )
+
+    def proposed(self) -> list[ProposedCall]:
+        """Every call this step asks for: `tool` first, then `calls`."""
+        first = [ProposedCall(tool=self.tool, arguments=self.arguments)] if self.tool else []
+        return first + list(self.calls)
 
 
 class RunStep(Event):
