@@ -38,7 +38,7 @@ from benchlib import write_result
 from weir_common.embeddings import make_embedder
 from weir_common.events import Route, RouteRequested, ToolInfo
 from weir_router.intent import IntentClassifier
-from weir_router.planner import RulePlanner
+from weir_router.planner import Choice, RulePlanner
 from weir_router.route_catalog import NAME_BONUS, UNFILLABLE_PENALTY, CatalogueMatcher
 from weir_router.service import asks_catalogue, decide_route
 from weir_router.settings import RouterSettings
@@ -205,6 +205,25 @@ async def real_path(
     return out
 
 
+async def calls_made(
+    shortlister: Shortlister, entries: list[dict[str, Any]], threshold: float
+) -> list[str | None]:
+    """The tool each question's turn would call offline: routed to a tool route, and the
+    planner's choice with its arguments filled from the message (None: no call; a required
+    argument the message does not give is named in the answer instead)."""
+    matcher = CatalogueMatcher(shortlister, threshold)
+    planner = RulePlanner(shortlister, threshold)
+    classifier = IntentClassifier()
+    out: list[str | None] = []
+    for entry in entries:
+        tools = to_tools(entry["function"])
+        cmd = RouteRequested(query=question(entry), run_id=entry["id"])
+        decided = await decide_route(classifier, cmd, matcher, list(tools.values()))
+        choice = await planner.choose(cmd.query, tools) if decided.route in TOOL_ROUTES else None
+        out.append(choice.tool if isinstance(choice, Choice) else None)
+    return out
+
+
 async def main() -> None:
     """Features, threshold on half, the real path on everything, held-out categories."""
     shortlister = Shortlister(make_embedder, cached_queries=4096)
@@ -223,6 +242,9 @@ async def main() -> None:
         routed and pick in m_truth[e["id"]]
         for (routed, pick), e in zip(m_real, multiple, strict=True)
     ]
+    m_called = await calls_made(shortlister, multiple, configured)
+    i_called = await calls_made(shortlister, irrelevance, configured)
+    called_right = [pick in m_truth[e["id"]] for pick, e in zip(m_called, multiple, strict=True)]
     held_out: dict[str, Any] = {}
     for category, (entries, truth) in held.items():
         step = max(len(entries) // HELD_OUT_MAX, 1)
@@ -253,6 +275,14 @@ async def main() -> None:
         "routed_irrelevance_accuracy": round(
             sum(pick is None for _, pick in i_real) / len(i_real), 4
         ),
+        "offline_called": {
+            "meaning": "the whole offline turn: routed, then the planner's call with its "
+            "arguments filled from the message (no call when a required one is missing)",
+            "multiple_called_right_accuracy": round(sum(called_right) / len(called_right), 4),
+            "irrelevance_no_call_accuracy": round(
+                sum(pick is None for pick in i_called) / len(i_called), 4
+            ),
+        },
         "held_out_half": {
             "routed_right_accuracy": routed_right(m[1::2], configured),
             "routed_irrelevance_accuracy": without_tool(i[1::2], configured),

@@ -83,8 +83,9 @@ def _result(facts: Facts, step: str, payload: dict[str, Any]) -> None:
     if kind == "step.failed":
         facts.failures.append((str(payload.get("step") or step), bool(payload.get("transient"))))
     elif kind == "tools.call.completed":
-        tools = facts.tools_failed if payload.get("is_error") else facts.tools_ok
-        tools.append(str(payload.get("tool")))
+        for result in _calls_of(payload):
+            tools = facts.tools_failed if result.get("is_error") else facts.tools_ok
+            tools.append(str(result.get("tool")))
     elif kind == "rag.retrieve.completed":
         passages = payload.get("passages") or []
         facts.retrievals += 1
@@ -338,10 +339,8 @@ def timeline(steps: Sequence[Step]) -> list[dict[str, Any]]:
 _DETAILS: dict[str, tuple[str, ...]] = {
     "route.decided": ("route", "intent", "rule"),
     "react.step.decided": ("tool",),
-    "tools.call.completed": ("tool", "is_error", "duration_ms"),
     "answer.generated": ("model", "offline", "prompt_tokens", "completion_tokens"),
     "step.failed": ("step", "transient"),
-    "tools.call.requested": ("tool",),
 }
 
 
@@ -351,6 +350,14 @@ def _detail(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
     if kind in ("budget", "timeout", "resend", "confirmation"):
         return {k: v for k, v in payload.items() if k != "arguments"}
     kind_of = str(payload.get("type"))
+    if kind_of in ("tools.call.requested", "tools.call.completed"):
+        calls = [{k: c[k] for k in ("tool", "is_error", "duration_ms") if k in c}
+                 for c in _calls_of(payload)]  # fmt: skip
+        detail: dict[str, Any] = {"tool": ", ".join(str(c.get("tool")) for c in calls)}
+        if kind_of == "tools.call.completed":
+            detail["is_error"] = any(c.get("is_error") for c in calls)
+            detail["duration_ms"] = max((c.get("duration_ms") or 0.0 for c in calls), default=0.0)
+        return {**detail, "calls": calls}
     if kind_of == "rag.retrieve.completed":
         passages = payload.get("passages") or []
         return {
@@ -359,3 +366,12 @@ def _detail(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
             "chunk_ids": [str(p.get("chunk_id")) for p in passages],
         }
     return {k: payload[k] for k in _DETAILS.get(kind_of, ()) if k in payload}
+
+
+def _calls_of(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """The calls of a tool step's payload: a batch (`calls` / `results`), or one call as
+    runs recorded before batches were."""
+    batch = payload.get("results") or payload.get("calls")
+    if isinstance(batch, list):
+        return [c for c in batch if isinstance(c, dict)]
+    return [payload] if "tool" in payload else []

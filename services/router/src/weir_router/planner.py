@@ -65,16 +65,6 @@ class Choice:
     discovery: bool = False
 
 
-def _named_in(query: str, tools: list[ToolInfo]) -> list[ToolInfo]:
-    lowered = query.lower()
-    return [
-        t
-        for t in tools
-        if re.search(rf"\b{re.escape(t.name.lower())}\b", lowered)
-        or t.name.lower().replace("_", " ").replace("-", " ") in lowered
-    ]
-
-
 class RulePlanner:
     """The offline planner: one well-chosen call, then answer."""
 
