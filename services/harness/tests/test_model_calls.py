@@ -21,8 +21,9 @@ from weir_common.events import (
 )
 from weir_harness.models import RunState
 from weir_harness.steps import CALL, GENERATE, build_command
+from weir_harness.transitions import decide
 
-from .test_transitions import ENVELOPE, SETTINGS, caps, decide, make_run, routed
+from .test_transitions import ENVELOPE, SETTINGS, caps, make_run, routed
 
 pytestmark = pytest.mark.unit
 
