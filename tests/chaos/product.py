@@ -143,6 +143,10 @@ async def product(work: Path | None = None) -> AsyncIterator[Product]:
         "LLM_MODEL": "openai/scripted",
         "LLM_API_KEY": "sk-scripted",
         "MCP_SERVERS": mcp_servers(notes_log),
+        # `append_note` is not read-only, so it would wait for each user's approval; these
+        # clients pipeline messages and approve nothing: this tier measures delivery under
+        # kills (a parked run surviving a restart: harness tests/test_confirmation.py)
+        "TOOLS_NO_CONFIRM": '["append_note"]',
     }
     async with ScriptedLLM() as llm, stack:
         env["LLM_API_BASE"] = llm.base_url
