@@ -46,3 +46,14 @@ async def repo(database_url: str) -> AsyncIterator[RunRepository]:
         yield repository
     finally:
         await repository.close()
+
+
+@pytest.fixture
+async def second_repo(database_url: str) -> AsyncIterator[RunRepository]:
+    """Another repository over the same database: the harness after a restart."""
+    repository = RunRepository(database_url)
+    await repository.open()
+    try:
+        yield repository
+    finally:
+        await repository.close()

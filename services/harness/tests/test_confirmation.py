@@ -7,7 +7,6 @@ exactly once on approval). The test plays the workers; time moves by hand.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -205,17 +204,6 @@ def clock() -> ManualClock:
 @pytest.fixture
 def service(repo: RunRepository, settings: HarnessSettings, clock: ManualClock) -> RunService:
     return RunService(repo, settings, clock=clock, capabilities=catalogue())
-
-
-@pytest.fixture
-async def second_repo(database_url: str) -> AsyncIterator[RunRepository]:
-    """Another repository over the same database: the harness after a restart."""
-    repository = RunRepository(database_url)
-    await repository.open()
-    try:
-        yield repository
-    finally:
-        await repository.close()
 
 
 def of_type(out: list[Outgoing], kind: type[Event]) -> list[Any]:

@@ -7,7 +7,6 @@ command with the result a worker would send (`request_id` = the command's `event
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -693,17 +692,6 @@ async def test_deadline_passing_every_attempt_fails_the_run(
 
 
 # --- restart -----------------------------------------------------------------------------------
-
-
-@pytest.fixture
-async def second_repo(database_url: str) -> AsyncIterator[RunRepository]:
-    """Another repository over the same database: the harness after a restart."""
-    repository = RunRepository(database_url)
-    await repository.open()
-    try:
-        yield repository
-    finally:
-        await repository.close()
 
 
 async def test_a_restart_resends_nothing_that_is_not_late(
