@@ -37,23 +37,24 @@ def settings(database_url: str) -> HarnessSettings:
     )
 
 
-@pytest.fixture
-async def repo(database_url: str) -> AsyncIterator[RunRepository]:
-    """An opened repository over the test's own database (schema created)."""
+async def _opened(database_url: str) -> AsyncIterator[RunRepository]:
     repository = RunRepository(database_url)
     await repository.open()
     try:
         yield repository
     finally:
         await repository.close()
+
+
+@pytest.fixture
+async def repo(database_url: str) -> AsyncIterator[RunRepository]:
+    """An opened repository over the test's own database (schema created)."""
+    async for repository in _opened(database_url):
+        yield repository
 
 
 @pytest.fixture
 async def second_repo(database_url: str) -> AsyncIterator[RunRepository]:
     """Another repository over the same database: the harness after a restart."""
-    repository = RunRepository(database_url)
-    await repository.open()
-    try:
+    async for repository in _opened(database_url):
         yield repository
-    finally:
-        await repository.close()

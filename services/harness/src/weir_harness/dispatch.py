@@ -46,29 +46,30 @@ def dispatch(
     denied = False
     for proposal in proposed:
         call = PlannedCall(tool=proposal.tool, arguments=proposal.arguments, thought=thought)
-        refusal, note = _refusal(run, call, len(pending), left, settings)
-        if refusal is None:
-            gated = gate(call, caps, policies)
-            if gated.action == "deny":
-                observation, step = refused_by_policy(run, call)
-                state.observations.append(observation)
-                replies.append(step)
-                notes.append(("confirmation", {"decision": "policy_denied", "tool": call.tool}))
-                denied = True
-                continue
-            state.call_counts[call.signature] = state.call_counts.get(call.signature, 0) + 1
-            call.ask = gated.action == "ask"
-            pending.append(call)
-            replies.append(action_step(run, call))
+        refused = _refusal(run, call, len(pending), left, settings)
+        if refused is not None:
+            text, note = refused
+            state.observations.append(
+                Observation(tool=call.tool, arguments=call.arguments, content=text, is_error=True)
+            )
+            replies.append(
+                RunStep(kind="observation", content=text, tool=call.tool,
+                        arguments=call.arguments, **run.request.envelope())
+            )  # fmt: skip
+            notes.append(note)
             continue
-        state.observations.append(
-            Observation(tool=call.tool, arguments=call.arguments, content=refusal, is_error=True)
-        )
-        replies.append(
-            RunStep(kind="observation", content=refusal, tool=call.tool,
-                    arguments=call.arguments, **run.request.envelope())
-        )  # fmt: skip
-        notes.append(note)
+        gated = gate(call, caps, policies)
+        if gated.action == "deny":
+            observation, step = refused_by_policy(run, call)
+            state.observations.append(observation)
+            replies.append(step)
+            notes.append(("confirmation", {"decision": "policy_denied", "tool": call.tool}))
+            denied = True
+            continue
+        state.call_counts[call.signature] = state.call_counts.get(call.signature, 0) + 1
+        call.ask = gated.action == "ask"
+        pending.append(call)
+        replies.append(action_step(run, call))
     state.pending_calls = pending
     state.calls_from = source
     if denied and not pending:  # the user's settings said no: answer, saying so
@@ -103,16 +104,15 @@ def action_step(run: Run, call: PlannedCall) -> RunStep:
 
 def _refusal(
     run: Run, call: PlannedCall, queued: int, left: int, settings: HarnessSettings
-) -> tuple[str | None, Note]:
+) -> tuple[str, Note] | None:
+    """Why the budget refuses `call` (its observation and the record's note), or None."""
+    note: Note = ("budget", {"rule": "tool_calls", "tool": call.tool, "arguments": call.arguments})
     if queued >= left:
-        text = f"Not run: the tool-call budget of this run allows {left} more call(s) here."
-        return text, ("budget", {"rule": "tool_calls", "tool": call.tool,
-                                 "arguments": call.arguments})  # fmt: skip
+        return f"Not run: the tool-call budget of this run allows {left} more call(s) here.", note
     if run.state.call_counts.get(call.signature, 0) >= settings.agent_max_repeated_tool_calls:
         text = (
             f"Refused: {call.tool} was already called with these arguments; "
             "its result is above. Use it or answer."
         )
-        return text, ("budget", {"rule": "repeated_call", "tool": call.tool,
-                                 "arguments": call.arguments})  # fmt: skip
-    return None, ("", {})
+        return text, ("budget", {**note[1], "rule": "repeated_call"})
+    return None

@@ -45,12 +45,7 @@ _ZH: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"^The tool loop stopped early: (?P<x>.+)\.$", "工具调用提前结束：{x}。"),
         (r"^The tool (?P<tool>\S+) failed: (?P<x>.+)$", "工具 {tool} 调用失败：{x}"),
         (
-            r"^(?P<tool>\S+) was not called: its required argument (?P<arg>\S+) "
-            r"could not be filled from the message\.$",
-            "没有调用 {tool}：无法从消息中确定它的必填参数 {arg}。",
-        ),
-        (
-            r"^(?P<tool>\S+) was not called: its required arguments (?P<arg>.+) "
+            r"^(?P<tool>\S+) was not called: its required arguments? (?P<arg>.+) "
             r"could not be filled from the message\.$",
             "没有调用 {tool}：无法从消息中确定它的必填参数 {arg}。",
         ),
