@@ -7,7 +7,8 @@ import asyncio
 import pytest
 
 from weir_common.events import AnswerDelta, ConversationTitled, RunCompleted, RunFailed, RunStep
-from weir_gateway.service import ReplyHub, RunStream, internal_conversation_id
+from weir_gateway.service import ReplyHub, internal_conversation_id
+from weir_gateway.stream import RunStream
 
 pytestmark = pytest.mark.unit
 

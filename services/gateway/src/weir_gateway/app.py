@@ -15,7 +15,6 @@ from weir_common.runtime import service_app
 from weir_common.telemetry import setup_tracing
 from weir_gateway import (
     auth_api,
-    chat_api,
     confirm_api,
     conversations_api,
     knowledge_api,
@@ -25,7 +24,9 @@ from weir_gateway import (
 )
 from weir_gateway.auth import AuthError, ws_principal
 from weir_gateway.body_limit import BodyLimit
-from weir_gateway.handlers import ChatConnection, ReplyHandler
+from weir_gateway.doors import openai_api, sse
+from weir_gateway.doors.websocket import ChatConnection
+from weir_gateway.handlers import ReplyHandler
 from weir_gateway.identity import Authenticator
 from weir_gateway.internal import InternalClient
 from weir_gateway.quotas import Quotas
@@ -96,7 +97,8 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     app.state.rag = rag
     app.include_router(auth_api.router)
     app.include_router(knowledge_api.router)
-    app.include_router(chat_api.router)
+    app.include_router(sse.router)
+    app.include_router(openai_api.router)
     app.include_router(memory_api.router)
     app.include_router(run_list_api.router)
     app.include_router(conversations_api.router)

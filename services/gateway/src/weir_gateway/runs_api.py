@@ -19,7 +19,8 @@ from pydantic import BaseModel, Field
 from weir_gateway.auth import Principal, http_principal
 from weir_gateway.errors import public_reason
 from weir_gateway.internal import InternalClient
-from weir_gateway.service import Frame, ReplyHub, RunStream
+from weir_gateway.service import ReplyHub
+from weir_gateway.stream import Frame, RunStream
 from weir_gateway.tail import ReplySource
 
 router = APIRouter(prefix="/api/runs", tags=["runs"])

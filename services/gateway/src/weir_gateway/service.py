@@ -1,86 +1,34 @@
-"""Assembling streamed answers: replies from the bus, reordered per run, to the right socket."""
+"""Routing replies: from the bus, through each run's stream (`weir_gateway.stream`), to the
+connection that asked."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 from uuid import NAMESPACE_URL, uuid5
 
+from faststream.kafka import KafkaBroker
+from opentelemetry import trace
+
+from weir_common.bus import publish
 from weir_common.events import (
-    AnswerDelta,
+    ChatRequested,
     ConversationTitled,
     IngestCompleted,
     IngestFailed,
     Reply,
-    RunCompleted,
-    RunFailed,
-    RunStep,
-    ToolConfirmationRequested,
-    utcnow,
 )
-from weir_gateway.errors import public_reason
+from weir_gateway.quotas import Quotas
+from weir_gateway.settings import GatewaySettings
+from weir_gateway.stream import FINAL_KINDS, Frame, RunStream, frames_of, title_frame
 
-Frame = dict[str, Any]
+tracer = trace.get_tracer("weir.gateway")
 
 
 def internal_conversation_id(user_id: str, conversation_id: str) -> str:
     """The bus-wide id of a user's conversation: two users never share one by accident."""
     return uuid5(NAMESPACE_URL, f"weir:{user_id}:{conversation_id}").hex
-
-
-@dataclass
-class RunStream:
-    """Orders and dedupes the deltas of one run, across generation attempts."""
-
-    run_id: str
-    conversation_id: str
-    client_message_id: str | None
-    attempt: int = 1
-    next_seq: int = 0
-    pending: dict[int, str] = field(default_factory=dict)
-    steps_seen: set[str] = field(default_factory=set)  # event ids: a resumed run hears twice
-    started_at: float = 0.0
-    heard_at: float = 0.0  # the last reply, or the last look at the run's record
-    user_id: str = ""  # whose run (for the in-flight quota)
-
-    def ids(self) -> Frame:
-        """The client's own ids of this run, repeated on its final frame."""
-        return {"conversation_id": self.conversation_id, "id": self.client_message_id}
-
-    def accept(self, delta: AnswerDelta) -> list[Frame]:
-        """Frames to send for `delta`: none, one, or several once a gap is filled; a piece
-        already sent (a resumed run hears its replies from its reply topic and live) none."""
-        frames: list[Frame] = []
-        if delta.attempt < self.attempt:
-            return frames
-        if delta.attempt > self.attempt:
-            self.attempt, self.next_seq, self.pending = delta.attempt, 0, {}
-            frames.append({"type": "reset", "run_id": self.run_id, "attempt": delta.attempt})
-        if delta.seq >= self.next_seq:
-            self.pending[delta.seq] = delta.text
-        while self.next_seq in self.pending:
-            text = self.pending.pop(self.next_seq)
-            frames.append(
-                {"type": "delta", "run_id": self.run_id, "index": self.next_seq, "text": text}
-            )
-            self.next_seq += 1
-        return frames
-
-
-def _confirm(stream: RunStream, reply: ToolConfirmationRequested) -> list[Frame]:
-    """The `confirm` frame of a tool call waiting for the user (once per event)."""
-    if reply.event_id in stream.steps_seen:
-        return []
-    stream.steps_seen.add(reply.event_id)
-    # the user's time to answer does not count against the run's deadline
-    wait_s = max((reply.expires_at - utcnow()).total_seconds(), 0.0)
-    stream.started_at = max(stream.started_at, time.monotonic() + wait_s)
-    return [{"type": "confirm", "run_id": stream.run_id, "call_id": reply.call_id,
-             "tool": reply.tool, "arguments": reply.arguments, "server": reply.server,
-             "expires_at": reply.expires_at.isoformat(), "reason": reply.reason,
-             **stream.ids()}]  # fmt: skip
 
 
 class ReplyHub:
@@ -163,8 +111,7 @@ class ReplyHub:
                 waiter.set_result(reply)
             return
         if isinstance(reply, ConversationTitled):  # after the run: to the user's sockets here
-            frame = {"type": "title", "conversation_id": reply.client_conversation_id,
-                     "title": reply.title}  # fmt: skip
+            frame = title_frame(reply)
             for outbox in self._sockets.get(reply.user_id or "", ()):
                 outbox.put_nowait(dict(frame))
             return
@@ -173,51 +120,54 @@ class ReplyHub:
             return
         stream, outbox = route
         stream.heard_at = time.monotonic()
-        if isinstance(reply, ToolConfirmationRequested):
-            frames = _confirm(stream, reply)
-        else:
-            frames = self._frames(stream, reply)
-        for frame in frames:
+        for frame in frames_of(stream, reply):
+            if frame["type"] in FINAL_KINDS:
+                self._routes.pop(stream.run_id, None)
             outbox.put_nowait(frame)
 
-    def _frames(self, stream: RunStream, reply: Reply) -> list[Frame]:
-        ids = stream.ids()
-        if isinstance(reply, AnswerDelta):
-            return stream.accept(reply)
-        if isinstance(reply, RunStep):
-            if reply.event_id in stream.steps_seen:
-                return []
-            stream.steps_seen.add(reply.event_id)
-            step: dict[str, object] = {
-                "kind": reply.kind,
-                "content": reply.content,
-                "tool": reply.tool,
-            }
-            if reply.arguments is not None:
-                step["arguments"] = reply.arguments
-            return [{"type": "step", "run_id": stream.run_id, **step}]
-        if isinstance(reply, RunCompleted):
-            del self._routes[stream.run_id]
-            return [
-                {
-                    "type": "done",
-                    "run_id": stream.run_id,
-                    "text": reply.text,
-                    "intent": reply.intent,
-                    "route": reply.route,
-                    "offline": reply.offline,
-                    **ids,
-                }
-            ]
-        if isinstance(reply, RunFailed):
-            del self._routes[stream.run_id]
-            return [
-                {
-                    "type": "error",
-                    "run_id": stream.run_id,
-                    "code": reply.code,
-                    "message": public_reason(reply.code, reply.reason),
-                    **ids,
-                }
-            ]
-        return []
+
+@dataclass(frozen=True, slots=True)
+class ChatStart:
+    """One chat message to publish: who, what, and the stream its answer goes to."""
+
+    user_id: str
+    text: str
+    stream: RunStream
+    private: bool = False
+    use_knowledge: bool = True
+    use_tools: bool = True
+
+
+async def start_chat(
+    chat: ChatStart,
+    outbox: asyncio.Queue[Frame],
+    *,
+    hub: ReplyHub,
+    broker: KafkaBroker,
+    settings: GatewaySettings,
+    quotas: Quotas,
+) -> None:
+    """Spend the user's quotas, route the frames of `chat.stream` to `outbox`, then publish
+    the request (QuotaExceededError: nothing is published). Every door starts a turn here."""
+    stream = chat.stream
+    quotas.admit_run(chat.user_id, hub.open_runs(chat.user_id))
+    await quotas.spend("chat", chat.user_id)
+    stream.user_id = chat.user_id
+    hub.expect(stream, outbox)
+    with tracer.start_as_current_span("gateway.chat", attributes={"weir.run_id": stream.run_id}):
+        await publish(
+            broker,
+            settings.topics,
+            ChatRequested(
+                text=chat.text,
+                reply_to=settings.topics.reply(f"gateway.{settings.instance_id}"),
+                private=chat.private,
+                use_knowledge=chat.use_knowledge,
+                use_tools=chat.use_tools,
+                client_message_id=stream.client_message_id,
+                run_id=stream.run_id,
+                conversation_id=internal_conversation_id(chat.user_id, stream.conversation_id),
+                client_conversation_id=stream.conversation_id,
+                user_id=chat.user_id,
+            ),
+        )

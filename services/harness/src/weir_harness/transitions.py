@@ -13,6 +13,7 @@ from typing import Any
 
 from weir_common.events import (
     AnswerGenerated,
+    Citation,
     Event,
     HarnessResult,
     MemoryContextReady,
@@ -94,7 +95,8 @@ def _answered(
 def _retrieved(run: Run, result: RagRetrieveCompleted) -> Decision:
     run.state.evidence = list(result.passages)
     sources = ", ".join(dict.fromkeys(p.source for p in result.passages)) or "nothing found"
-    step = RunStep(kind="retrieval", content=sources, **run.request.envelope())
+    cited = [Citation.of(p) for p in result.passages]
+    step = RunStep(kind="retrieval", content=sources, sources=cited, **run.request.envelope())
     return Decision(GENERATE, [step])
 
 

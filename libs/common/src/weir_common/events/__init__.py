@@ -14,7 +14,7 @@ from weir_common.events.chat import (
     RunCompleted,
     RunFailed,
 )
-from weir_common.events.parts import Observation, Passage, ProposedCall
+from weir_common.events.parts import Citation, Observation, Passage, ProposedCall
 from weir_common.events.rag import (
     IngestCompleted,
     IngestFailed,
@@ -129,6 +129,7 @@ __all__ = [
     "AnswerGenerated",
     "AnyEvent",
     "ChatRequested",
+    "Citation",
     "ConfirmReason",
     "ConversationTitled",
     "Event",

@@ -20,6 +20,23 @@ class Passage(BaseModel):
     score: float = 0.0
 
 
+class Citation(BaseModel):
+    """Where a passage of the answer's evidence came from (no text: shown to clients)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    document_id: str
+    source: str = Field(description="Display name of the document, e.g. its file name.")
+    locator: str = Field(default="", description="Page or section, e.g. 'p. 3'.")
+    score: float = 0.0
+
+    @classmethod
+    def of(cls, passage: Passage) -> Citation:
+        """The citation of a retrieved passage."""
+        return cls(document_id=passage.document_id, source=passage.source,
+                   locator=passage.locator, score=passage.score)  # fmt: skip
+
+
 class Observation(BaseModel):
     """One action of a ReAct loop and what it returned."""
 

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from weir_common.events.base import Event, StepCommand, StepResult
-from weir_common.events.parts import Observation, ProposedCall
+from weir_common.events.parts import Citation, Observation, ProposedCall
 from weir_common.events.steps import MemoryContext
 
 
@@ -167,4 +167,7 @@ class RunStep(Event):
     tool: str | None = None
     arguments: dict[str, Any] | None = Field(
         default=None, description="The call's arguments as an object (action and observation)."
+    )
+    sources: list[Citation] = Field(
+        default_factory=list, description="The passages retrieved (retrieval steps)."
     )

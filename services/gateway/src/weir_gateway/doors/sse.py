@@ -1,16 +1,18 @@
-"""Chat over HTTP with Server-Sent Events, with the event names of seed 002 (F06).
+"""The SSE door: chat over HTTP with Server-Sent Events, in seed 002's vocabulary (F06).
 
 `POST /api/chat {"message": …, "conversation_id": …}` answers with an SSE stream:
 `conversation_id`, `text` (pieces of the answer), `reset` (a generation restarted: discard the
-text so far), `tool_call`, `tool_result`, `confirm` (a tool call waits for the user's approval:
-answer with `POST /api/runs/{run_id}/confirm`), `done`, `error`.
+text so far), `thought`, `tool_call`, `tool_result`, `sources` (what the knowledge base
+returned), `confirm` (a tool call waits for the user's approval: answer with
+`POST /api/runs/{run_id}/confirm`), `done`, `error`. The events are an encoding of the
+neutral frames of `weir_gateway.stream`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, HTTPException, Request, status
@@ -20,9 +22,9 @@ from pydantic import BaseModel, Field
 from weir_common.events import new_id
 from weir_gateway.auth import Principal, http_principal
 from weir_gateway.frames import CONVERSATION_ID
-from weir_gateway.handlers import ChatStart, start_chat
 from weir_gateway.quotas import QuotaExceededError
-from weir_gateway.service import Frame, RunStream
+from weir_gateway.service import ChatStart, start_chat
+from weir_gateway.stream import FINAL_KINDS, Frame, RunStream, kind_of
 
 router = APIRouter(prefix="/api", tags=["chat"])
 
@@ -40,27 +42,36 @@ class ChatBody(BaseModel):
 CONFIRM_FIELDS = ("run_id", "call_id", "tool", "arguments", "server", "expires_at", "reason")
 
 
-def _sse(event: str, data: dict[str, object]) -> str:
+DROPPED = {
+    "title": "the stream ends with `done`; the title comes after it: GET /api/conversations",
+}
+"""Frame kinds this door does not send, with why."""
+
+_EVENTS: dict[str, tuple[str, Callable[[Frame], dict[str, object]]]] = {
+    "delta": ("text", lambda f: {"content": f["text"]}),
+    "reset": ("reset", lambda f: {"attempt": f["attempt"]}),  # drop the text so far
+    "step.thought": ("thought", lambda f: {"content": f["content"]}),
+    "step.action": ("tool_call", lambda f: {"name": f["tool"], "args": f.get("arguments") or {}}),
+    "step.observation": ("tool_result", lambda f: {"name": f["tool"], "result": f["content"]}),
+    "step.retrieval": ("sources", lambda f: {"sources": f.get("sources") or []}),
+    "confirm": ("confirm", lambda f: {k: f[k] for k in CONFIRM_FIELDS}),
+    "done": ("done", lambda f: {"route": f["route"], "offline": f["offline"]}),
+    "error": ("error", lambda f: {"message": f["message"], "code": f.get("code")}),
+}
+
+
+def sse(event: str, data: dict[str, object]) -> str:
+    """One Server-Sent Event."""
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-def to_sse(frame: Frame) -> str | None:
-    """A reply frame in seed 002's SSE vocabulary (None: nothing to send)."""
-    kind = frame["type"]
-    if kind == "step":
-        kind = {"action": "tool_call", "observation": "tool_result"}.get(frame["kind"], "")
-    payload = {
-        "delta": lambda: {"content": frame["text"]},
-        "reset": lambda: {"attempt": frame["attempt"]},  # a generation restart: drop the text
-        "tool_call": lambda: {"name": frame["tool"], "args": frame.get("arguments") or {}},
-        "tool_result": lambda: {"name": frame["tool"], "result": frame["content"]},
-        "confirm": lambda: {k: frame[k] for k in CONFIRM_FIELDS},
-        "done": lambda: {"route": frame["route"], "offline": frame["offline"]},
-        "error": lambda: {"message": frame["message"]},
-    }.get(kind)
-    if payload is None:
+def encode(frame: Frame) -> str | None:
+    """A frame in seed 002's SSE vocabulary (None: not sent on this door, see DROPPED)."""
+    found = _EVENTS.get(kind_of(frame))
+    if found is None:
         return None
-    return _sse("text" if kind == "delta" else kind, payload())
+    event, payload = found
+    return sse(event, payload(frame))
 
 
 @router.post("/chat")
@@ -92,14 +103,14 @@ async def chat(
         raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, exc.reason, retry) from None
 
     async def events() -> AsyncIterator[str]:
-        yield _sse("conversation_id", {"conversation_id": conversation, "run_id": stream.run_id})
+        yield sse("conversation_id", {"conversation_id": conversation, "run_id": stream.run_id})
         try:
             while True:
                 frame = await outbox.get()
-                text = to_sse(frame)
+                text = encode(frame)
                 if text is not None:
                     yield text
-                if frame["type"] in ("done", "error"):
+                if frame["type"] in FINAL_KINDS:
                     return
         finally:
             state.hub.forget(outbox)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from weir_gateway.chat_api import to_sse
+from weir_gateway.doors.sse import encode as to_sse
 
 pytestmark = pytest.mark.unit
 
@@ -27,9 +27,16 @@ def test_every_answer_frame_has_its_event() -> None:
     assert _event(to_sse(seen)) == ("tool_result", {"name": "clock", "result": "12:00"})
     done = {"type": "done", "route": "plain_chat", "offline": True, "text": "Hi"}
     assert _event(to_sse(done)) == ("done", {"route": "plain_chat", "offline": True})
-    assert _event(to_sse({"type": "error", "message": "late"})) == ("error", {"message": "late"})
+    late = {"type": "error", "code": "deadline", "message": "late"}
+    assert _event(to_sse(late)) == ("error", {"message": "late", "code": "deadline"})
+    thought = {"type": "step", "kind": "thought", "tool": None, "content": "look it up"}
+    assert _event(to_sse(thought)) == ("thought", {"content": "look it up"})
+    cited = [{"document_id": "d1", "source": "a.pdf", "locator": "p. 2", "score": 0.5}]
+    found = {"type": "step", "kind": "retrieval", "tool": None, "content": "a.pdf",
+             "sources": cited}  # fmt: skip
+    assert _event(to_sse(found)) == ("sources", {"sources": cited})
 
 
 def test_frames_without_an_sse_event_are_skipped() -> None:
-    assert to_sse({"type": "step", "kind": "retrieval", "tool": None, "content": "a.pdf"}) is None
+    assert to_sse({"type": "title", "conversation_id": "c", "title": "Falcon"}) is None
     assert to_sse({"type": "pong"}) is None
