@@ -50,15 +50,18 @@ async def test_models_and_a_whole_answer(gateway: Services, llm: ScriptedLLM) ->
     llm.set_script([ScriptRule(match="Ping from the SDK", text="Pong, from weir.")])
     completion = await oai.chat.completions.create(
         model="weir-chat",
-        messages=[{"role": "system", "content": "Be brief."},
-                  {"role": "user", "content": "Ping from the SDK"}],  # fmt: skip
+        messages=[
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Ping from the SDK"},
+        ],
         user="end-user-7",
     )
     assert completion.choices[0].message.content == "Pong, from weir."
     assert completion.choices[0].finish_reason == "stop"
     assert completion.model == "weir-chat"
     extension = weir(completion)
-    assert extension["route"] and extension["offline"] is False
+    assert extension["route"]
+    assert extension["offline"] is False
     # the run is the token's user's: their run list has it, under their verified name
     async with httpx.AsyncClient(base_url=gateway.url("gateway"), timeout=10) as http:
         run = await http.get(f"/api/runs/{extension['run_id']}",

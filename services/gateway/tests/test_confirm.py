@@ -11,8 +11,8 @@ import pytest
 from pydantic import ValidationError
 
 from weir_common.events import ToolConfirmationRequested, utcnow
-from weir_gateway.doors.sse import encode as to_sse
 from weir_gateway.confirm_api import confirm_frame
+from weir_gateway.doors.sse import encode as to_sse
 from weir_gateway.frames import CLIENT_FRAME, ConfirmFrame
 from weir_gateway.runs_api import answer_of
 from weir_gateway.service import ReplyHub

@@ -70,7 +70,7 @@ def test_a_door_drops_only_kinds_that_exist(door: str) -> None:
 
 
 def test_what_each_door_says_of_the_same_answer() -> None:
-    assert websocket.encode(SAMPLES["delta"], 4)["seq"] == 4
+    assert websocket.encode(SAMPLES["delta"], 4) == {**SAMPLES["delta"], "seq": 4}
     assert sse.encode(SAMPLES["delta"]) == 'event: text\ndata: {"content": "The code "}\n\n'
     chunk = _openai()(SAMPLES["delta"])
     assert chunk["choices"][0]["delta"] == {"content": "The code "}
