@@ -192,7 +192,16 @@ const HANDLERS = {
     const [id, turn] = byRun(frame);
     if (!turn) return;
     turn.steps.push({ kind: frame.kind, tool: frame.tool, content: frame.content });
-    if (frame.kind === "retrieval" && frame.content && frame.content !== "nothing found") {
+    if (frame.kind === "retrieval" && frame.sources && frame.sources.length) {
+      // one line per document: its name and the pages or sections cited
+      const cited = new Map();
+      for (const s of frame.sources) {
+        const at = cited.get(s.source) || [];
+        if (s.locator && !at.includes(s.locator)) at.push(s.locator);
+        cited.set(s.source, at);
+      }
+      turn.sources = [...cited].map(([name, at]) => (at.length ? `${name} (${at.join(", ")})` : name));
+    } else if (frame.kind === "retrieval" && frame.content && frame.content !== "nothing found") {
       turn.sources = frame.content.split(", ");
     }
     update(id, turn);
