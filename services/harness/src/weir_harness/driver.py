@@ -18,12 +18,13 @@ from weir_common.metrics import RUNS, STEP_SECONDS
 from weir_harness.budget import fit, size_of
 from weir_harness.capabilities import Capabilities
 from weir_harness.confirmation import CONFIRM, park
-from weir_harness.diagnosis import diagnose, judge
+from weir_harness.diagnosis import diagnose
 from weir_harness.models import Run, RunStatus
 from weir_harness.repository.store import RunTransaction
 from weir_harness.settings import HarnessSettings
 from weir_harness.steps import FIRST_STEP, GENERATE, LOOP_STEPS, PLAN, build_command
 from weir_harness.transitions import Decision, counts_as_model_turn, out_of_time, stop_for_time
+from weir_harness.verdict import judge
 
 log = structlog.get_logger(__name__)
 
