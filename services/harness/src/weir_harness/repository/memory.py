@@ -65,9 +65,11 @@ class MemoryRunStore:
             return await tx.outcome(run_id)
 
     async def unpublished(self) -> list[dict[str, Any]]:
-        rows = [r for r in self.database.tables.outbox if r["namespace"] == self._namespace]
         keep = ("run_id", "topic", "event", "traceparent")
-        return [copy.deepcopy({k: row[k] for k in keep}) for row in rows]
+        async with self.database.lock:  # committed rows only
+            rows = self.database.tables.outbox
+            mine = [row for row in rows if row["namespace"] == self._namespace]
+            return [copy.deepcopy({k: row[k] for k in keep}) for row in mine]
 
     async def scrub_private(self, retention_s: float) -> int:
         async with self.transaction() as tx:
@@ -82,10 +84,10 @@ class MemoryRunStore:
             return await tx.delete_user_runs(user_id)
 
     async def policies(self, user_id: str) -> list[dict[str, Any]]:
-        rows = [r for r in self.database.tables.policies.values() if r["user_id"] == user_id]
-        rows.sort(key=_policy_order)
         keep = ("conversation_id", "client_conversation_id", "tool", "decision", "updated_at")
-        return [{k: row[k] for k in keep} for row in rows]
+        async with self.database.lock:  # committed rows only
+            rows = [r for r in self.database.tables.policies.values() if r["user_id"] == user_id]
+            return [{k: row[k] for k in keep} for row in sorted(rows, key=_policy_order)]
 
     async def put_policy(
         self,
