@@ -58,6 +58,16 @@ def test_the_default_rules_are_the_shipped_table() -> None:
     assert rules.context_domains == TABLE.context_domains
 
 
+def test_a_rules_priority_orders_it_within_its_group() -> None:
+    text = "show me the logs and metrics for auth-gateway"
+    assert IntentClassifier().classify(text).rule == "data:logs:logs"
+    table = parse_table(_with_rule({"priority": 1}, name="metrics"))
+    assert [spec.name for spec in table.in_group("data")][:2] == ["metrics", "logs"]
+    decided = IntentClassifier(IntentRules.from_table(table)).classify(text)
+    assert decided.rule == "data:metrics:metrics"
+    assert decided.intent is Intent.EXTERNAL_DATA
+
+
 def _shipped() -> dict[str, Any]:
     text = files("weir_router.rules").joinpath("intent_rules.toml").read_text(encoding="utf-8")
     return tomllib.loads(text)

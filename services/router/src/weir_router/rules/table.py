@@ -77,6 +77,9 @@ class RuleSpec(BaseModel):
     en: tuple[str, ...] = ()
     regex: tuple[str, ...] = ()
     examples: tuple[str, ...] = Field(min_length=1)
+    priority: int = Field(
+        default=0, description="The rule's weight in its group: higher is tried first."
+    )
     intent: Intent | None = None
     route: Route | None = None
 
@@ -135,11 +138,12 @@ class RuleTable(BaseModel):
         return self
 
     def in_group(self, group: str) -> tuple[RuleSpec, ...]:
-        """The rules of one group, in table order."""
-        return tuple(spec for spec in self.rule if spec.group == group)
+        """The rules of one group, by priority (highest first), then in table order."""
+        found = [spec for spec in self.rule if spec.group == group]
+        return tuple(sorted(found, key=lambda spec: -spec.priority))
 
     def matchers(self, group: str) -> tuple[Matcher, ...]:
-        """The compiled matchers of one group, in table order."""
+        """The compiled matchers of one group, in the order they are tried."""
         return tuple(spec.matcher() for spec in self.in_group(group))
 
 
