@@ -1,8 +1,9 @@
 """Confirmation before side effects: the gate, parking a run, the user's answer, expiry.
 
-Unit tests of `weir_harness.confirmation` and its hook in `transitions`; integration tests
-of `RunService` against a real PostgreSQL (a parked run survives a restart and runs its call
-exactly once on approval). The test plays the workers; time moves by hand.
+Unit tests of `weir_harness.confirmation` and its hook in `transitions`, and tests of
+`RunService` against the run store, in memory (and PostgreSQL for the tests marked `stores`):
+a parked run survives a restart and runs its call exactly once on approval. The test plays
+the workers; time moves by hand.
 """
 
 from __future__ import annotations

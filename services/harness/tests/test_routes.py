@@ -1,4 +1,5 @@
-"""RAG, single-tool and ReAct runs against a real PostgreSQL, with an injected clock.
+"""RAG, single-tool and ReAct runs against the run store, with an injected clock (the
+in-memory store in the unit tier; PostgreSQL too for the tests marked `stores`).
 
 The test plays every worker: the knowledge base, the planner, the tools and the answerer.
 Nothing sleeps; time moves only when the test advances the clock and calls `sweep()`.

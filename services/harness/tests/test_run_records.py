@@ -1,6 +1,7 @@
-"""Run records on a real PostgreSQL (F41): the diagnosis and verdict written when a run ends,
-the recent-first list with its filters and keyset pages, and the pruning of old step payloads.
-The test plays the workers, answering each command as a worker would."""
+"""Run records (F41) on the run store (in memory, and PostgreSQL for the tests marked
+`stores`): the diagnosis and verdict written when a run ends, the recent-first list with its
+filters and keyset pages, and the pruning of old step payloads. The test plays the workers,
+answering each command as a worker would."""
 
 from __future__ import annotations
 

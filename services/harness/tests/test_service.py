@@ -1,6 +1,8 @@
-"""The run state machine against a real PostgreSQL, with an injected clock (nothing sleeps).
+"""The run state machine against the run store, with an injected clock (nothing sleeps).
 
-Each test gets its own database; the workers are played by the test, which answers each
+In the unit tier against the in-memory store; the tests marked `stores` and those that read
+PostgreSQL themselves also against a real PostgreSQL (integration tier). Each test gets its
+own database; the workers are played by the test, which answers each
 command with the result a worker would send (`request_id` = the command's `event_id`).
 """
 
