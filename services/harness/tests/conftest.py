@@ -1,4 +1,11 @@
-"""Fixtures of the harness tests: a private PostgreSQL and a fresh database per test."""
+"""Fixtures of the harness tests: the run store (in memory, or a fresh PostgreSQL database per
+test) and explicit settings.
+
+A test that asks for `repo` (or `service`, `settings`) runs against the stores its module
+lists in `STORES` (default: PostgreSQL only), or those of its `@pytest.mark.stores(...)`: the
+in-memory case is a unit test, the PostgreSQL case an integration test. A test that asks for
+`database_url` itself talks to PostgreSQL and runs on PostgreSQL only.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +14,34 @@ from collections.abc import AsyncIterator
 import pytest
 
 from weir_deploy.pytest_plugin import fresh_database
-from weir_harness.repository import RunRepository
+from weir_harness.repository import MemoryRunStore, RunRepository, RunStore
+from weir_harness.repository.memory_tables import MemoryDatabase
 from weir_harness.settings import HarnessSettings
+
+MEMORY, POSTGRES = "memory", "postgres"
+_TIER = {MEMORY: pytest.mark.unit, POSTGRES: pytest.mark.integration}
+_UNUSED_URL = "postgresql://unused"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "stores(*kinds): the run stores a harness test runs on (memory, postgres)"
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize `store_kind`, each kind with the mark of its tier."""
+    if "store_kind" not in metafunc.fixturenames:
+        return
+    marker = metafunc.definition.get_closest_marker("stores")
+    kinds: tuple[str, ...] = (
+        marker.args if marker else getattr(metafunc.module, "STORES", (POSTGRES,))
+    )
+    if "database_url" in metafunc.fixturenames:
+        kinds = (POSTGRES,)
+    metafunc.parametrize(
+        "store_kind", [pytest.param(kind, marks=_TIER[kind], id=kind) for kind in kinds]
+    )
 
 
 @pytest.fixture
@@ -19,10 +52,18 @@ async def database_url(postgres_url: str) -> AsyncIterator[str]:
 
 
 @pytest.fixture
-def settings(database_url: str) -> HarnessSettings:
+def store_url(store_kind: str, request: pytest.FixtureRequest) -> str:
+    """The test's PostgreSQL database, or a URL nothing uses (the in-memory store)."""
+    if store_kind == POSTGRES:
+        return str(request.getfixturevalue("database_url"))
+    return _UNUSED_URL
+
+
+@pytest.fixture
+def settings(store_url: str) -> HarnessSettings:
     """Explicit retry, deadline and budget policy; no knowledge base, no tool catalogue."""
     return HarnessSettings(
-        database_url=database_url,
+        database_url=store_url,
         max_attempts=3,
         backoff_base_s=0.5,
         step_timeout_s=15.0,
@@ -37,8 +78,18 @@ def settings(database_url: str) -> HarnessSettings:
     )
 
 
-async def _opened(database_url: str) -> AsyncIterator[RunRepository]:
-    repository = RunRepository(database_url)
+@pytest.fixture
+def memory_database() -> MemoryDatabase:
+    """The in-memory store's "database", shared by `repo` and `second_repo`."""
+    return MemoryDatabase()
+
+
+async def _opened(
+    store_kind: str, store_url: str, database: MemoryDatabase
+) -> AsyncIterator[RunStore]:
+    repository: RunStore = (
+        RunRepository(store_url) if store_kind == POSTGRES else MemoryRunStore(database)
+    )
     await repository.open()
     try:
         yield repository
@@ -47,14 +98,18 @@ async def _opened(database_url: str) -> AsyncIterator[RunRepository]:
 
 
 @pytest.fixture
-async def repo(database_url: str) -> AsyncIterator[RunRepository]:
-    """An opened repository over the test's own database (schema created)."""
-    async for repository in _opened(database_url):
+async def repo(
+    store_kind: str, store_url: str, memory_database: MemoryDatabase
+) -> AsyncIterator[RunStore]:
+    """An opened run store over the test's own database (schema created)."""
+    async for repository in _opened(store_kind, store_url, memory_database):
         yield repository
 
 
 @pytest.fixture
-async def second_repo(database_url: str) -> AsyncIterator[RunRepository]:
-    """Another repository over the same database: the harness after a restart."""
-    async for repository in _opened(database_url):
+async def second_repo(
+    store_kind: str, store_url: str, memory_database: MemoryDatabase
+) -> AsyncIterator[RunStore]:
+    """Another store over the same database: the harness after a restart."""
+    async for repository in _opened(store_kind, store_url, memory_database):
         yield repository

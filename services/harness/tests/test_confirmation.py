@@ -1,8 +1,9 @@
 """Confirmation before side effects: the gate, parking a run, the user's answer, expiry.
 
-Unit tests of `weir_harness.confirmation` and its hook in `transitions`; integration tests
-of `RunService` against a real PostgreSQL (a parked run survives a restart and runs its call
-exactly once on approval). The test plays the workers; time moves by hand.
+Unit tests of `weir_harness.confirmation` and its hook in `transitions`, and tests of
+`RunService` against the run store, in memory (and PostgreSQL for the tests marked `stores`):
+a parked run survives a restart and runs its call exactly once on approval. The test plays
+the workers; time moves by hand.
 """
 
 from __future__ import annotations
@@ -39,11 +40,13 @@ from weir_harness.capabilities import Capabilities
 from weir_harness.confirmation import CONFIRM, Gate, Policies, gate, park, resume
 from weir_harness.diagnosis import diagnose, judge
 from weir_harness.models import PlannedCall, Run, RunState, RunStatus
-from weir_harness.repository import RunRepository
+from weir_harness.repository import RunStore
 from weir_harness.service import Outgoing, RunService
 from weir_harness.settings import HarnessSettings
 from weir_harness.steps import CALL, GENERATE
 from weir_harness.transitions import decide
+
+STORES = ("memory",)  # and PostgreSQL for the tests marked `stores` (conftest)
 
 REPLY_TO = "weir.reply.confirm-tests"
 T0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
@@ -202,7 +205,7 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def service(repo: RunRepository, settings: HarnessSettings, clock: ManualClock) -> RunService:
+def service(repo: RunStore, settings: HarnessSettings, clock: ManualClock) -> RunService:
     return RunService(repo, settings, clock=clock, capabilities=catalogue())
 
 
@@ -247,7 +250,7 @@ def answer(asked: ToolConfirmationRequested, approve: bool, **kw: Any) -> ToolCo
     return ToolConfirmationGiven(call_id=asked.call_id, approve=approve, **envelope, **kw)
 
 
-async def load(repo: RunRepository, run_id: str) -> Run:
+async def load(repo: RunStore, run_id: str) -> Run:
     async with repo.transaction() as tx:
         run = await tx.get(run_id)
     assert run is not None
@@ -265,11 +268,11 @@ async def finish(service: RunService, out: list[Outgoing]) -> None:
     assert [c for c in following if c.run_id == remember.run_id] == []  # the run is done
 
 
-@pytest.mark.integration
+@pytest.mark.stores("memory", "postgres")
 async def test_a_parked_run_survives_a_restart_and_runs_its_call_once_on_approval(
     service: RunService,
-    repo: RunRepository,
-    second_repo: RunRepository,
+    repo: RunStore,
+    second_repo: RunStore,
     settings: HarnessSettings,
     clock: ManualClock,
 ) -> None:
@@ -311,9 +314,8 @@ async def test_a_parked_run_survives_a_restart_and_runs_its_call_once_on_approva
     assert outcome["verdict"]["verdict"] != "needs_human"
 
 
-@pytest.mark.integration
 async def test_a_denial_ends_the_call_and_the_answer_is_told(
-    service: RunService, repo: RunRepository
+    service: RunService, repo: RunStore
 ) -> None:
     asked = await parked(service, chat())
     out = await service.on_confirmation(answer(asked, False))
@@ -327,9 +329,8 @@ async def test_a_denial_ends_the_call_and_the_answer_is_told(
     assert not [s for s in steps if s["kind"] == "command" and s["step"] == CALL]
 
 
-@pytest.mark.integration
 async def test_an_unanswered_confirmation_expires_as_a_denial_needing_a_human(
-    service: RunService, repo: RunRepository, settings: HarnessSettings, clock: ManualClock
+    service: RunService, repo: RunStore, settings: HarnessSettings, clock: ManualClock
 ) -> None:
     asked = await parked(service, chat())
     clock.now += timedelta(seconds=settings.tool_confirm_timeout_s - 1)
@@ -346,9 +347,9 @@ async def test_an_unanswered_confirmation_expires_as_a_denial_needing_a_human(
     assert outcome["verdict"]["verdict"] == "needs_human"
 
 
-@pytest.mark.integration
+@pytest.mark.stores("memory", "postgres")
 async def test_remembered_answers_become_the_users_policies(
-    service: RunService, repo: RunRepository
+    service: RunService, repo: RunStore
 ) -> None:
     conversation = new_id()
     asked = await parked(service, chat(conversation=conversation))
@@ -380,9 +381,8 @@ async def test_remembered_answers_become_the_users_policies(
     assert await repo.policies("user-2") == []
 
 
-@pytest.mark.integration
 async def test_a_new_message_instead_of_an_answer_declines_the_call_and_queues_behind_it(
-    service: RunService, repo: RunRepository
+    service: RunService, repo: RunStore
 ) -> None:
     conversation = new_id()
     asked = await parked(service, chat(conversation=conversation))

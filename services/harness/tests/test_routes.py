@@ -1,4 +1,5 @@
-"""RAG, single-tool and ReAct runs against a real PostgreSQL, with an injected clock.
+"""RAG, single-tool and ReAct runs against the run store, with an injected clock (the
+in-memory store in the unit tier; PostgreSQL too for the tests marked `stores`).
 
 The test plays every worker: the knowledge base, the planner, the tools and the answerer.
 Nothing sleeps; time moves only when the test advances the clock and calls `sweep()`.
@@ -46,11 +47,11 @@ from weir_common.events import (
 from weir_harness.budget import size_of
 from weir_harness.capabilities import Capabilities
 from weir_harness.models import Run, RunStatus
-from weir_harness.repository import RunRepository
+from weir_harness.repository import RunRepository, RunStore
 from weir_harness.service import Outgoing, RunService
 from weir_harness.settings import HarnessSettings
 
-pytestmark = pytest.mark.integration
+STORES = ("memory",)  # and PostgreSQL for the tests marked `stores` (conftest)
 
 REPLY_TO = "weir.reply.route-tests"
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -99,7 +100,7 @@ def with_tools(*names: str, rag: bool = False) -> Capabilities:
 
 
 @pytest.fixture
-def tools_service(repo: RunRepository, settings: HarnessSettings, clock: ManualClock) -> RunService:
+def tools_service(repo: RunStore, settings: HarnessSettings, clock: ManualClock) -> RunService:
     """A harness whose catalogue holds a search, a weather and a clock tool."""
     return RunService(
         repo, settings, clock=clock, capabilities=with_tools("search", "weather", "clock")
@@ -220,14 +221,14 @@ async def finish(service: RunService, command: StepCommand) -> list[Outgoing]:
         command = following[0]
 
 
-async def load(repo: RunRepository, run_id: str | None) -> Run:
+async def load(repo: RunStore, run_id: str | None) -> Run:
     async with repo.transaction() as tx:
         run = await tx.get(run_id or "")
     assert run is not None
     return run
 
 
-async def log_of(repo: RunRepository, run_id: str | None) -> list[dict[str, Any]]:
+async def log_of(repo: RunStore, run_id: str | None) -> list[dict[str, Any]]:
     return await repo.steps(run_id or "")
 
 
@@ -250,7 +251,7 @@ def passage(source: str, chunk: str, text: str) -> Passage:
 
 
 async def test_rag_route_retrieves_then_answers_from_the_evidence(
-    repo: RunRepository, settings: HarnessSettings, clock: ManualClock
+    repo: RunStore, settings: HarnessSettings, clock: ManualClock
 ) -> None:
     service = RunService(repo, settings, clock=clock, capabilities=Capabilities(rag=True))
     request = chat(text="how do I deploy weir?")
@@ -303,7 +304,7 @@ async def test_rag_route_retrieves_then_answers_from_the_evidence(
 
 
 async def test_rag_route_with_nothing_found_still_answers(
-    repo: RunRepository, settings: HarnessSettings, clock: ManualClock
+    repo: RunStore, settings: HarnessSettings, clock: ManualClock
 ) -> None:
     service = RunService(repo, settings, clock=clock, capabilities=Capabilities(rag=True))
     retrieve = command_of(await routed(service, Route.RAG))
@@ -315,7 +316,7 @@ async def test_rag_route_with_nothing_found_still_answers(
 
 
 async def test_rag_route_without_a_knowledge_base_answers_with_the_note(
-    repo: RunRepository, settings: HarnessSettings, clock: ManualClock
+    repo: RunStore, settings: HarnessSettings, clock: ManualClock
 ) -> None:
     service = RunService(repo, settings, clock=clock, capabilities=Capabilities(rag=False))
     out = await routed(service, Route.RAG)
@@ -331,7 +332,7 @@ async def test_rag_route_without_a_knowledge_base_answers_with_the_note(
 
 @pytest.mark.parametrize(("connected", "first"), [(True, RagRetrieveRequested), (False, None)])
 async def test_knowledge_base_defaults_to_the_setting(
-    repo: RunRepository,
+    repo: RunStore,
     settings: HarnessSettings,
     clock: ManualClock,
     connected: bool,
@@ -348,8 +349,9 @@ async def test_knowledge_base_defaults_to_the_setting(
 # --- one tool ----------------------------------------------------------------------------------
 
 
+@pytest.mark.stores("memory", "postgres")
 async def test_single_tool_route_calls_one_tool_then_answers(
-    tools_service: RunService, repo: RunRepository, settings: HarnessSettings, clock: ManualClock
+    tools_service: RunService, repo: RunStore, settings: HarnessSettings, clock: ManualClock
 ) -> None:
     request = chat()
     out = await routed(tools_service, Route.SINGLE_TOOL, request)
@@ -404,7 +406,7 @@ async def test_single_tool_route_calls_one_tool_then_answers(
 
 
 async def test_a_huge_observation_is_trimmed_to_the_message_budget_with_a_note(
-    repo: RunRepository, settings: HarnessSettings, clock: ManualClock
+    repo: RunStore, settings: HarnessSettings, clock: ManualClock
 ) -> None:
     small = settings.model_copy(update={"max_message_bytes": 50_000})
     service = RunService(repo, small, clock=clock, capabilities=with_tools("fetch"))
@@ -429,7 +431,7 @@ async def test_a_huge_observation_is_trimmed_to_the_message_budget_with_a_note(
 
 @pytest.mark.parametrize("route", [Route.SINGLE_TOOL, Route.REACT])
 async def test_tool_routes_without_tools_answer_with_the_note(
-    repo: RunRepository, settings: HarnessSettings, clock: ManualClock, route: Route
+    repo: RunStore, settings: HarnessSettings, clock: ManualClock, route: Route
 ) -> None:
     service = RunService(repo, settings, clock=clock)
     out = await routed(service, route)
@@ -453,7 +455,7 @@ async def test_tool_routes_without_tools_answer_with_the_note(
 
 
 async def test_planner_that_needs_no_tool_answers_at_once(
-    tools_service: RunService, repo: RunRepository
+    tools_service: RunService, repo: RunStore
 ) -> None:
     planning = command_of(await routed(tools_service, Route.REACT))
     out = await tools_service.on_result(plan(planning, None, "I can answer from memory"))
@@ -471,8 +473,9 @@ async def test_planner_that_needs_no_tool_answers_at_once(
 # --- ReAct budgets -----------------------------------------------------------------------------
 
 
+@pytest.mark.stores("memory", "postgres")
 async def test_model_turn_budget_ends_the_loop_and_keeps_one_turn_for_the_answer(
-    tools_service: RunService, repo: RunRepository, settings: HarnessSettings
+    tools_service: RunService, repo: RunStore, settings: HarnessSettings
 ) -> None:
     assert settings.agent_max_model_turns == 6
     assert settings.agent_max_tool_calls > 6
@@ -511,7 +514,7 @@ async def test_model_turn_budget_ends_the_loop_and_keeps_one_turn_for_the_answer
 
 
 async def test_tool_call_budget_ends_the_loop(
-    repo: RunRepository, settings: HarnessSettings, clock: ManualClock
+    repo: RunStore, settings: HarnessSettings, clock: ManualClock
 ) -> None:
     budgets = settings.model_copy(update={"agent_max_tool_calls": 2, "agent_max_model_turns": 20})
     service = RunService(repo, budgets, clock=clock, capabilities=with_tools("search"))
@@ -537,7 +540,7 @@ async def test_tool_call_budget_ends_the_loop(
 
 
 async def test_repeated_identical_call_is_refused_and_not_sent(
-    tools_service: RunService, repo: RunRepository
+    tools_service: RunService, repo: RunStore
 ) -> None:
     request = chat()
     first_plan = command_of(await routed(tools_service, Route.REACT, request))
@@ -592,7 +595,7 @@ async def test_repeated_identical_call_is_refused_and_not_sent(
 
 
 async def test_time_budget_ends_the_run_while_a_tool_call_is_pending(
-    tools_service: RunService, repo: RunRepository, clock: ManualClock
+    tools_service: RunService, repo: RunStore, clock: ManualClock
 ) -> None:
     conversation = new_id()
     request, waiting = chat(conversation), chat(conversation, "and tomorrow?")
@@ -644,7 +647,7 @@ async def test_time_budget_ends_the_run_while_a_tool_call_is_pending(
 
 
 async def test_time_budget_is_checked_before_planning_again(
-    tools_service: RunService, repo: RunRepository, clock: ManualClock
+    tools_service: RunService, repo: RunStore, clock: ManualClock
 ) -> None:
     first_plan = command_of(await routed(tools_service, Route.REACT))
     call = command_of(await tools_service.on_result(plan(first_plan, "weather", city="Oslo")))
@@ -663,7 +666,7 @@ async def test_time_budget_is_checked_before_planning_again(
 
 
 async def test_time_budget_cuts_a_pending_planning_step_short(
-    tools_service: RunService, repo: RunRepository, clock: ManualClock, settings: HarnessSettings
+    tools_service: RunService, repo: RunStore, clock: ManualClock, settings: HarnessSettings
 ) -> None:
     first_plan = command_of(await routed(tools_service, Route.REACT))
     started = clock.now
@@ -687,7 +690,7 @@ async def test_time_budget_cuts_a_pending_planning_step_short(
 
 
 async def test_time_budget_ends_a_tool_call_waiting_for_its_retry(
-    tools_service: RunService, repo: RunRepository, clock: ManualClock
+    tools_service: RunService, repo: RunStore, clock: ManualClock
 ) -> None:
     first_plan = command_of(await routed(tools_service, Route.REACT))
     call = command_of(await tools_service.on_result(plan(first_plan, "search", q="a")))
@@ -701,7 +704,7 @@ async def test_time_budget_ends_a_tool_call_waiting_for_its_retry(
 
 
 async def test_time_budget_does_not_cut_the_answer_short(
-    tools_service: RunService, repo: RunRepository, clock: ManualClock, settings: HarnessSettings
+    tools_service: RunService, repo: RunStore, clock: ManualClock, settings: HarnessSettings
 ) -> None:
     first_plan = command_of(await routed(tools_service, Route.REACT))
     clock.advance(59)
@@ -722,7 +725,7 @@ async def test_time_budget_does_not_cut_the_answer_short(
 
 
 async def test_retried_tool_call_keeps_its_key_and_costs_no_model_turn(
-    tools_service: RunService, repo: RunRepository, clock: ManualClock, settings: HarnessSettings
+    tools_service: RunService, repo: RunStore, clock: ManualClock, settings: HarnessSettings
 ) -> None:
     request = chat()
     first_plan = command_of(await routed(tools_service, Route.REACT, request))
@@ -765,7 +768,7 @@ async def test_retried_tool_call_keeps_its_key_and_costs_no_model_turn(
 
 
 async def test_retried_planning_step_costs_no_extra_model_turn(
-    tools_service: RunService, repo: RunRepository, clock: ManualClock, settings: HarnessSettings
+    tools_service: RunService, repo: RunStore, clock: ManualClock, settings: HarnessSettings
 ) -> None:
     first_plan = command_of(await routed(tools_service, Route.REACT))
     assert isinstance(first_plan, ReactStepRequested)
@@ -783,7 +786,7 @@ async def test_retried_planning_step_costs_no_extra_model_turn(
 
 
 async def test_tool_call_deadline_leaves_the_tool_its_own_timeout(
-    tools_service: RunService, repo: RunRepository, clock: ManualClock, settings: HarnessSettings
+    tools_service: RunService, repo: RunStore, clock: ManualClock, settings: HarnessSettings
 ) -> None:
     """The harness must not give up on a call before the tools service may end it itself."""
     first_plan = command_of(await routed(tools_service, Route.REACT))
@@ -801,7 +804,7 @@ async def test_tool_call_deadline_leaves_the_tool_its_own_timeout(
 
 async def test_restart_resends_the_tool_call_with_its_key_and_keeps_the_budgets(
     tools_service: RunService,
-    repo: RunRepository,
+    repo: RunStore,
     database_url: str,
     settings: HarnessSettings,
     clock: ManualClock,

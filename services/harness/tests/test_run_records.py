@@ -1,6 +1,7 @@
-"""Run records on a real PostgreSQL (F41): the diagnosis and verdict written when a run ends,
-the recent-first list with its filters and keyset pages, and the pruning of old step payloads.
-The test plays the workers, answering each command as a worker would."""
+"""Run records (F41) on the run store (in memory, and PostgreSQL for the tests marked
+`stores`): the diagnosis and verdict written when a run ends, the recent-first list with its
+filters and keyset pages, and the pruning of old step payloads. The test plays the workers,
+answering each command as a worker would."""
 
 from __future__ import annotations
 
@@ -27,12 +28,12 @@ from weir_common.events import (
     TurnRecorded,
     new_id,
 )
-from weir_harness.repository import RunRepository
+from weir_harness.repository import RunStore
 from weir_harness.run_list import CursorError, RunQuery
 from weir_harness.service import Outgoing, RunService
 from weir_harness.settings import HarnessSettings
 
-pytestmark = pytest.mark.integration
+STORES = ("memory",)  # and PostgreSQL for the tests marked `stores` (conftest)
 
 
 def chat(user: str, conversation: str | None = None, text: str = "what is weir?") -> ChatRequested:
@@ -81,12 +82,13 @@ async def run_to_end(service: RunService, request: ChatRequested, *, fail_at: st
 
 
 @pytest.fixture
-def service(repo: RunRepository, settings: HarnessSettings) -> RunService:
+def service(repo: RunStore, settings: HarnessSettings) -> RunService:
     return RunService(repo, settings)
 
 
+@pytest.mark.stores("memory", "postgres")
 async def test_a_run_ends_with_its_diagnosis_verdict_and_end_time(
-    service: RunService, repo: RunRepository
+    service: RunService, repo: RunStore
 ) -> None:
     done = await run_to_end(service, chat("u1"))
     failed = await run_to_end(service, chat("u1"), fail_at="answer.generate.requested")
@@ -105,7 +107,7 @@ async def test_a_run_ends_with_its_diagnosis_verdict_and_end_time(
     assert "db-7" not in str(record)  # hints and evidence carry no raw engine text
 
 
-async def test_a_running_run_has_no_verdict_yet(service: RunService, repo: RunRepository) -> None:
+async def test_a_running_run_has_no_verdict_yet(service: RunService, repo: RunStore) -> None:
     request = chat("u1")
     await service.on_chat(request, None)
     record = await repo.outcome(request.run_id or "")
@@ -113,9 +115,8 @@ async def test_a_running_run_has_no_verdict_yet(service: RunService, repo: RunRe
     assert (record["ended_at"], record["diagnosis"], record["verdict"]) == (None, None, None)
 
 
-async def test_list_filters_and_pages_recent_first(
-    service: RunService, repo: RunRepository
-) -> None:
+@pytest.mark.stores("memory", "postgres")
+async def test_list_filters_and_pages_recent_first(service: RunService, repo: RunStore) -> None:
     conversation = new_id()
     mine = [await run_to_end(service, chat("u1", conversation)) for _ in range(4)]
     mine.append(await run_to_end(service, chat("u1"), fail_at="route.requested"))
@@ -161,7 +162,7 @@ async def test_list_filters_and_pages_recent_first(
 
 
 async def test_old_runs_lose_their_step_payloads_but_keep_their_verdict(
-    service: RunService, repo: RunRepository, database_url: str
+    service: RunService, repo: RunStore, database_url: str
 ) -> None:
     old = await run_to_end(service, chat("u1"))
     recent = await run_to_end(service, chat("u1"))

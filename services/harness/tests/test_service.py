@@ -1,6 +1,8 @@
-"""The run state machine against a real PostgreSQL, with an injected clock (nothing sleeps).
+"""The run state machine against the run store, with an injected clock (nothing sleeps).
 
-Each test gets its own database; the workers are played by the test, which answers each
+In the unit tier against the in-memory store; the tests marked `stores` and those that read
+PostgreSQL themselves also against a real PostgreSQL (integration tier). Each test gets its
+own database; the workers are played by the test, which answers each
 command with the result a worker would send (`request_id` = the command's `event_id`).
 """
 
@@ -39,11 +41,11 @@ from weir_common.events import (
 )
 from weir_harness.capabilities import Capabilities
 from weir_harness.models import Run, RunStatus
-from weir_harness.repository import RunRepository
+from weir_harness.repository import RunRepository, RunStore
 from weir_harness.service import Outgoing, RunService
 from weir_harness.settings import HarnessSettings
 
-pytestmark = pytest.mark.integration
+STORES = ("memory",)  # and PostgreSQL for the tests marked `stores` (conftest)
 
 REPLY_TO = "weir.reply.harness-tests"
 TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
@@ -78,7 +80,7 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def service(repo: RunRepository, settings: HarnessSettings, clock: ManualClock) -> RunService:
+def service(repo: RunStore, settings: HarnessSettings, clock: ManualClock) -> RunService:
     return RunService(repo, settings, clock=clock)
 
 
@@ -158,7 +160,7 @@ def failure_for(command: StepCommand, *, transient: bool, reason: str = "boom") 
     )
 
 
-async def load(repo: RunRepository, run_id: str) -> Run:
+async def load(repo: RunStore, run_id: str) -> Run:
     async with repo.transaction() as tx:
         run = await tx.get(run_id)
     assert run is not None
@@ -189,7 +191,8 @@ async def finish(service: RunService, command: StepCommand) -> list[Outgoing]:
 # --- the plain-chat route ----------------------------------------------------------------------
 
 
-async def test_plain_chat_run_walks_every_step(service: RunService, repo: RunRepository) -> None:
+@pytest.mark.stores("memory", "postgres")
+async def test_plain_chat_run_walks_every_step(service: RunService, repo: RunStore) -> None:
     request = chat()
     run_id = request.run_id
     assert run_id is not None
@@ -283,7 +286,7 @@ async def test_plain_chat_run_walks_every_step(service: RunService, repo: RunRep
     ],
 )
 async def test_route_without_its_capability_goes_straight_to_generation(
-    repo: RunRepository,
+    repo: RunStore,
     settings: HarnessSettings,
     clock: ManualClock,
     route: Route,
@@ -316,7 +319,7 @@ async def test_private_request_stays_private_in_memory_commands(service: RunServ
 
 
 async def test_request_without_ids_gets_them_on_every_command(
-    service: RunService, repo: RunRepository
+    service: RunService, repo: RunStore
 ) -> None:
     """A requester may leave run_id/conversation_id out; the run's own ids route the results."""
     request = ChatRequested(text="hello", reply_to=REPLY_TO)
@@ -367,9 +370,7 @@ async def test_a_redelivered_request_writes_nothing_more_to_the_outbox(
 # --- idempotency -------------------------------------------------------------------------------
 
 
-async def test_same_chat_request_twice_opens_one_run(
-    service: RunService, repo: RunRepository
-) -> None:
+async def test_same_chat_request_twice_opens_one_run(service: RunService, repo: RunStore) -> None:
     request = chat()
     assert request.run_id is not None
     first = await service.on_chat(request, None)
@@ -382,7 +383,8 @@ async def test_same_chat_request_twice_opens_one_run(
     assert [s["kind"] for s in log] == ["request", "command"]
 
 
-async def test_same_result_twice_advances_once(service: RunService, repo: RunRepository) -> None:
+@pytest.mark.stores("memory", "postgres")
+async def test_same_result_twice_advances_once(service: RunService, repo: RunStore) -> None:
     memory = command_of(await service.on_chat(chat(), None))
     result = result_for(memory)
     route = command_of(await service.on_result(result))
@@ -399,7 +401,7 @@ async def test_same_result_twice_advances_once(service: RunService, repo: RunRep
 
 
 async def test_stale_result_is_ignored(
-    service: RunService, repo: RunRepository, clock: ManualClock
+    service: RunService, repo: RunStore, clock: ManualClock
 ) -> None:
     first = command_of(await service.on_chat(chat(), None))
     assert await service.on_result(failure_for(first, transient=True)) == []
@@ -437,8 +439,9 @@ async def test_result_of_unknown_or_finished_run_is_ignored(service: RunService)
 # --- serialization per conversation ------------------------------------------------------------
 
 
+@pytest.mark.stores("memory", "postgres")
 async def test_second_request_of_a_conversation_waits_for_the_first(
-    service: RunService, repo: RunRepository
+    service: RunService, repo: RunStore
 ) -> None:
     conversation = new_id()
     first, second = chat(conversation, "one"), chat(conversation, "two")
@@ -496,8 +499,9 @@ async def test_other_conversations_run_at_once(service: RunService) -> None:
 # --- retries -----------------------------------------------------------------------------------
 
 
+@pytest.mark.stores("memory", "postgres")
 async def test_transient_failure_retries_after_backoff(
-    service: RunService, repo: RunRepository, clock: ManualClock
+    service: RunService, repo: RunStore, clock: ManualClock
 ) -> None:
     memory = command_of(await service.on_chat(chat(), TRACEPARENT))
     route = command_of(await service.on_result(result_for(memory)))
@@ -548,7 +552,7 @@ async def test_transient_failure_retries_after_backoff(
 
 
 async def test_exhausted_retries_fail_the_run_and_start_the_next(
-    service: RunService, repo: RunRepository, clock: ManualClock, settings: HarnessSettings
+    service: RunService, repo: RunStore, clock: ManualClock, settings: HarnessSettings
 ) -> None:
     conversation = new_id()
     first, second = chat(conversation), chat(conversation, "next")
@@ -583,7 +587,7 @@ async def test_exhausted_retries_fail_the_run_and_start_the_next(
 
 
 async def test_permanent_failure_fails_at_once(
-    service: RunService, repo: RunRepository, clock: ManualClock
+    service: RunService, repo: RunStore, clock: ManualClock
 ) -> None:
     generate = await advance_to(
         service, await service.on_chat(chat(), None), "answer.generate.requested"
@@ -600,7 +604,7 @@ async def test_permanent_failure_fails_at_once(
 
 
 async def test_failure_after_the_answer_sends_no_run_failed(
-    service: RunService, repo: RunRepository
+    service: RunService, repo: RunStore
 ) -> None:
     """The requester already has RunCompleted; a turn memory could not store ends the run."""
     conversation = new_id()
@@ -617,7 +621,7 @@ async def test_failure_after_the_answer_sends_no_run_failed(
 
 
 async def test_missing_result_is_retried_after_the_deadline(
-    service: RunService, repo: RunRepository, clock: ManualClock, settings: HarnessSettings
+    service: RunService, repo: RunStore, clock: ManualClock, settings: HarnessSettings
 ) -> None:
     memory = command_of(await service.on_chat(chat(), None))
     run_id = memory.run_id or ""
@@ -649,7 +653,7 @@ async def test_missing_result_is_retried_after_the_deadline(
 
 
 async def test_generation_has_the_longer_deadline(
-    service: RunService, repo: RunRepository, clock: ManualClock, settings: HarnessSettings
+    service: RunService, repo: RunStore, clock: ManualClock, settings: HarnessSettings
 ) -> None:
     generate = await advance_to(
         service, await service.on_chat(chat(), None), "answer.generate.requested"
@@ -670,7 +674,7 @@ async def test_generation_has_the_longer_deadline(
 
 
 async def test_deadline_passing_every_attempt_fails_the_run(
-    service: RunService, repo: RunRepository, clock: ManualClock, settings: HarnessSettings
+    service: RunService, repo: RunStore, clock: ManualClock, settings: HarnessSettings
 ) -> None:
     command = command_of(await service.on_chat(chat(), None))
     for _ in range(1, settings.max_attempts):
@@ -696,8 +700,8 @@ async def test_deadline_passing_every_attempt_fails_the_run(
 
 async def test_a_restart_resends_nothing_that_is_not_late(
     service: RunService,
-    repo: RunRepository,
-    second_repo: RunRepository,
+    repo: RunStore,
+    second_repo: RunStore,
     settings: HarnessSettings,
     clock: ManualClock,
 ) -> None:
@@ -710,8 +714,8 @@ async def test_a_restart_resends_nothing_that_is_not_late(
 
 async def test_a_deployment_sweeps_only_its_own_runs_of_a_shared_database(
     service: RunService,
-    repo: RunRepository,
-    second_repo: RunRepository,
+    repo: RunStore,
+    second_repo: RunStore,
     database_url: str,
     settings: HarnessSettings,
     clock: ManualClock,
@@ -730,10 +734,11 @@ async def test_a_deployment_sweeps_only_its_own_runs_of_a_shared_database(
         await other.close()
 
 
+@pytest.mark.stores("memory", "postgres")
 async def test_a_restart_resends_commands_late_while_it_was_down_without_spending_attempts(
     service: RunService,
-    repo: RunRepository,
-    second_repo: RunRepository,
+    repo: RunStore,
+    second_repo: RunStore,
     settings: HarnessSettings,
     clock: ManualClock,
 ) -> None:
@@ -777,8 +782,8 @@ async def test_a_restart_resends_commands_late_while_it_was_down_without_spendin
 
 async def test_restart_does_not_spend_the_last_attempt(
     service: RunService,
-    repo: RunRepository,
-    second_repo: RunRepository,
+    repo: RunStore,
+    second_repo: RunStore,
     settings: HarnessSettings,
     clock: ManualClock,
 ) -> None:
@@ -801,8 +806,8 @@ async def test_restart_does_not_spend_the_last_attempt(
 
 async def test_restart_keeps_scheduled_retries_on_their_backoff(
     service: RunService,
-    repo: RunRepository,
-    second_repo: RunRepository,
+    repo: RunStore,
+    second_repo: RunStore,
     settings: HarnessSettings,
     clock: ManualClock,
 ) -> None:
@@ -831,7 +836,7 @@ async def test_a_deadline_passed_while_the_harness_runs_spends_an_attempt(
 
 
 async def test_forgetting_a_user_deletes_their_runs_and_a_late_result_is_dropped(
-    service: RunService, repo: RunRepository, database_url: str
+    service: RunService, repo: RunStore, database_url: str
 ) -> None:
     mine = command_of(await service.on_chat(chat(), None))
     other = chat().model_copy(update={"user_id": "user-2"})
@@ -859,7 +864,7 @@ async def _finish(service: RunService, request: ChatRequested) -> None:
 
 
 async def test_a_private_run_keeps_no_text_past_its_retention(
-    service: RunService, repo: RunRepository, database_url: str
+    service: RunService, repo: RunStore, database_url: str
 ) -> None:
     secret, shared = chat(private=True, text="my secret diagnosis"), chat(text="an open question")
     await _finish(service, secret)

@@ -15,9 +15,9 @@ from pydantic import BaseModel, Field
 
 from weir_common.service_auth import Token, require_service_token
 from weir_harness.confirmation import PolicyDecision
-from weir_harness.diagnosis import timeline
-from weir_harness.repository import RunRepository
+from weir_harness.repository import RunStore
 from weir_harness.run_list import MAX_LIMIT, CursorError, RunQuery
+from weir_harness.timeline import timeline
 
 
 class ToolPolicy(BaseModel):
@@ -33,7 +33,7 @@ class ToolPolicy(BaseModel):
     )
 
 
-def make_router(repo: RunRepository, token: Token) -> APIRouter:
+def make_router(repo: RunStore, token: Token) -> APIRouter:
     """`GET /runs`, `GET /runs/{run_id}` and `DELETE /users/{user_id}/runs`, all requiring
     `token`."""
     router = APIRouter(tags=["runs"], dependencies=[require_service_token(token)])

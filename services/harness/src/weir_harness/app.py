@@ -36,7 +36,8 @@ def create_app(settings: HarnessSettings) -> FastAPI:
     repo = RunRepository(settings.database_url, settings.topics.prefix)
     topics = settings.topics
     relay = OutboxRelay(settings.database_url, broker, topics, _relay_policy(settings))
-    handlers = HarnessHandlers(RunService(repo, settings), relay)
+    service = RunService(repo, settings)
+    handlers = HarnessHandlers(service, relay)
     wait = settings.kafka_fetch_max_wait_ms
     broker.subscriber(
         topics.of("chat.requested"),
@@ -59,7 +60,7 @@ def create_app(settings: HarnessSettings) -> FastAPI:
 
     async def start_tasks() -> None:
         tasks.append(asyncio.create_task(relay.run_forever()))
-        tasks.append(asyncio.create_task(handlers.sweep_forever(settings.sweep_interval_s)))
+        tasks.append(asyncio.create_task(sweep_forever(service, relay, settings.sweep_interval_s)))
         tasks.append(asyncio.create_task(scrub_forever(repo, settings)))
 
     async def stop() -> None:
@@ -105,3 +106,17 @@ async def scrub_forever(repo: RunRepository, settings: HarnessSettings) -> None:
         except Exception:
             log.exception("runs.scrub_failed")
         await asyncio.sleep(settings.scrub_interval_s)
+
+
+async def sweep_forever(service: RunService, relay: OutboxRelay, interval_s: float) -> None:
+    """Retry steps whose retry time or deadline has come, until cancelled.
+
+    The sweep only writes (runs and outbox rows), so a broker outage never stops it.
+    """
+    while True:
+        try:
+            if await service.sweep():
+                relay.wake()
+        except Exception:
+            log.exception("sweep.failed")
+        await asyncio.sleep(interval_s)

@@ -1,12 +1,15 @@
 """Thin handlers: a typed event in, the run service decides and commits, the relay publishes.
 
+One handler shape in every service: a `<Service>Handlers` class whose `on_<event>` methods
+`app.py` subscribes on the broker. Each decodes (its argument is the typed event), calls the
+service, and emits (here: wakes the outbox relay, which publishes what the run service
+committed): nothing else. The deadline sweeper is a background task of `app.py`.
+
 Engine and network errors propagate: the bus middleware retries the event in place, and the
 run service's dedupe by event id makes a retry after a commit harmless.
 """
 
 from __future__ import annotations
-
-import asyncio
 
 import structlog
 
@@ -24,7 +27,7 @@ log = structlog.get_logger(__name__)
 
 
 class HarnessHandlers:
-    """Subscriber callbacks and the deadline sweeper of the harness."""
+    """Subscriber callbacks of the harness."""
 
     def __init__(self, service: RunService, relay: OutboxRelay) -> None:
         self._service = service
@@ -49,16 +52,3 @@ class HarnessHandlers:
         """Keep the latest tool catalogue: it decides the tool routes and capability status."""
         self._service.capabilities.update(event)
         log.info("catalog.updated", tools=len(event.tools), servers=len(event.servers))
-
-    async def sweep_forever(self, interval_s: float) -> None:
-        """Retry steps whose retry time or deadline has come, until cancelled.
-
-        The sweep only writes (runs and outbox rows), so a broker outage never stops it.
-        """
-        while True:
-            try:
-                if await self._service.sweep():
-                    self._relay.wake()
-            except Exception:
-                log.exception("sweep.failed")
-            await asyncio.sleep(interval_s)

@@ -32,7 +32,7 @@ from opentelemetry.propagate import extract
 from weir_common.bus import publish
 from weir_common.events import EVENT_ADAPTER
 from weir_common.topics import Topics
-from weir_harness.repository import OUTBOX_CHANNEL, init_connection
+from weir_harness.repository.postgres import OUTBOX_CHANNEL, init_connection
 
 log = structlog.get_logger(__name__)
 tracer = trace.get_tracer("weir.harness")

@@ -1,4 +1,10 @@
-"""Thin handlers: a step command in, the router service, a result (or a failure) out."""
+"""Thin handlers: a step command in, the router service, a result (or a failure) out.
+
+One handler shape in every service: a `<Service>Handlers` class whose `on_<event>` methods
+`app.py` subscribes on the broker. Each decodes (its argument is the typed event), calls the
+service, and emits (publishes the result, or a `StepFailed` for a failure the harness should
+see): nothing else.
+"""
 
 from __future__ import annotations
 
@@ -82,8 +88,11 @@ class RouterHandlers:
         await publish(self._broker, self._topics, decided)
 
     async def _fail(self, cmd: StepCommand, exc: LLMError) -> None:
+        """Tell the harness the step failed (it decides whether to try again)."""
         step = str(getattr(cmd, "type", ""))
-        log.warning("step.failed", step=step, run_id=cmd.run_id, transient=exc.transient)
+        log.warning(
+            "step.failed", step=step, run_id=cmd.run_id, transient=exc.transient, error=str(exc)
+        )
         failed = StepFailed(
             request_id=cmd.event_id,
             step=step,
@@ -107,17 +116,7 @@ class RouterHandlers:
         try:
             result = await self._generator.generate(cmd, send)
         except LLMError as exc:
-            log.warning(
-                "generate.failed", run_id=cmd.run_id, transient=exc.transient, error=str(exc)
-            )
-            failed = StepFailed(
-                request_id=cmd.event_id,
-                step=cmd.type,
-                reason=str(exc),
-                transient=exc.transient,
-                **cmd.envelope(),
-            )
-            await publish(self._broker, self._topics, failed)
+            await self._fail(cmd, exc)
             return
         await publish(self._broker, self._topics, result)
         await self._done.mark(cmd.event_id)

@@ -1,6 +1,7 @@
 """Rule-based intent classifier of the router (F02, seed 002 "意图识别").
 
-Four classes, decided by keyword and regex tables (:mod:`weir_router.intent_rules`) with the
+Four classes, decided by keyword and regex tables (the data table
+`weir_router/rules/intent_rules.toml`, compiled by :mod:`weir_router.intent_rules`) with the
 priority ``external_action > external_data > chat > knowledge``:
 
 * ``external_action`` — an operation on an external system ("重启 user-service") → ReAct;
@@ -27,7 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from weir_common.events import Intent, Route
-from weir_router.intent_rules import IntentRules, Matcher, content_length
+from weir_router.intent_rules import IntentRules
+from weir_router.rules.matcher import Matcher, content_length
 
 __all__ = ["ROUTE_OF_INTENT", "Classification", "IntentClassifier"]
 

@@ -4,28 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import httpx
-from fastapi import APIRouter, FastAPI, HTTPException
+from fastapi import FastAPI
 from faststream.kafka import KafkaBroker
 
-from weir_common.bus import KafkaCredentials, command_subscriber_options, make_broker, publish
+from weir_common.bus import KafkaCredentials, command_subscriber_options, make_broker
 from weir_common.engines import redis_client
-from weir_common.events import ToolsCallRequested
 from weir_common.logs import setup_logging
 from weir_common.runtime import Hook, service_app
-from weir_common.service_auth import Token, require_service_token
 from weir_common.telemetry import setup_tracing
 from weir_common.topics import Topics
 
-from . import handlers
+from .api import add_routes
 from .builtins import BUILTIN, TIME, http_builtins
 from .catalog import CatalogPublisher
 from .confirm import ConfirmRules
+from .handlers import ToolsHandlers
 from .mcp_manager import McpManager
-from .models import CallRequest, CallResponse
-from .repository import MemoryResultStore, RedisResultStore, ResultStore, StoreError
+from .repository import MemoryResultStore, RedisResultStore, ResultStore
 from .service import ToolService
 from .settings import ToolsSettings
 
@@ -83,10 +80,7 @@ def register_subscribers(
     fetch_max_wait_ms: int = 500,
 ) -> None:
     """Subscribe the call handler on `broker`, publishing each result after the work."""
-
-    async def on_call_requested(cmd: ToolsCallRequested) -> None:
-        await publish(broker, topics, await handlers.call_tool(cmd, service))
-
+    handlers = ToolsHandlers(service, broker, topics)
     # registered by call rather than as a decorator: with `**options` mypy cannot pick
     # `subscriber`'s overload and would see the handler as untyped
     broker.subscriber(
@@ -94,38 +88,7 @@ def register_subscribers(
         **command_subscriber_options(
             f"{GROUP}.calls", workers, fetch_max_wait_ms=fetch_max_wait_ms
         ),
-    )(on_call_requested)
-
-
-def add_routes(app: FastAPI, service: ToolService, token: Token) -> None:
-    """`GET /internal/catalog` and `POST /internal/call`, for direct calls and benchmarks,
-    and `DELETE /internal/users/{user_id}/calls` ("forget me"); all behind the service
-    credential `token`."""
-    router = APIRouter(prefix="/internal", dependencies=[require_service_token(token)])
-
-    @router.get("/catalog")
-    async def catalog() -> dict[str, Any]:
-        """The current catalogue: tools and the state of every server."""
-        current = service.catalog()
-        return current.model_dump(mode="json", include={"tools", "servers"})
-
-    @router.post("/call")
-    async def call(request: CallRequest) -> CallResponse:
-        """Call one tool and wait for its result."""
-        try:
-            return await handlers.call_direct(request, service)
-        except StoreError as exc:
-            raise HTTPException(status_code=503, detail=str(exc)) from exc
-
-    @router.delete("/users/{user_id}/calls")
-    async def forget_calls(user_id: str) -> dict[str, Any]:
-        """ "Forget me": the user's stored call results and in-progress markers."""
-        try:
-            return {"user_id": user_id, "calls_deleted": await service.forget_user(user_id)}
-        except StoreError as exc:
-            raise HTTPException(status_code=503, detail=str(exc)) from exc
-
-    app.include_router(router)
+    )(handlers.on_call)
 
 
 def create_app(settings: ToolsSettings) -> FastAPI:

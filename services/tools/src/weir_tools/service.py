@@ -20,7 +20,12 @@ from typing import Any
 
 import structlog
 
-from weir_common.events import ServerStatus, ToolsCatalogUpdated
+from weir_common.events import (
+    ServerStatus,
+    ToolCallItem,
+    ToolCallResult,
+    ToolsCatalogUpdated,
+)
 
 from .builtins import BUILTIN, Builtin, CallContext
 from .mcp_manager import McpManager
@@ -98,6 +103,41 @@ class ToolService:
         self._inflight[idempotency_key] = task
         task.add_done_callback(lambda _: self._inflight.pop(idempotency_key, None))
         return await asyncio.shield(task)
+
+    async def call_batch(
+        self, calls: list[ToolCallItem], *, timeout_s: float, user_id: str | None
+    ) -> list[ToolCallResult]:
+        """Run a step's calls concurrently, each under its own idempotency key (a retried
+        step replays the calls that already finished); a `StoreError` of any call is
+        raised once every call has ended."""
+        results = await asyncio.gather(
+            *(self._one(call, timeout_s, user_id) for call in calls), return_exceptions=True
+        )
+        failed = next((r for r in results if isinstance(r, StoreError)), None)
+        if failed is not None:
+            raise failed
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return [r for r in results if isinstance(r, ToolCallResult)]
+
+    async def _one(
+        self, call: ToolCallItem, timeout_s: float, user_id: str | None
+    ) -> ToolCallResult:
+        outcome = await self.call(
+            call.tool,
+            call.arguments,
+            timeout_s=timeout_s,
+            idempotency_key=call.idempotency_key,
+            user_id=user_id,
+        )
+        return ToolCallResult(
+            tool=call.tool,
+            arguments=call.arguments,
+            content=outcome.content,
+            is_error=outcome.is_error,
+            duration_ms=outcome.duration_ms,
+        )
 
     async def _run_and_store(
         self, key: str, tool: str, arguments: dict[str, Any], context: CallContext

@@ -1,0 +1,178 @@
+"""How a run moves inside one transaction: send its next command (deadline, budget trim,
+model-turn count), apply a decision (notes, replies, park for a confirmation, close), fail a
+step (retry after a backoff, or fail the run), close it (diagnosis, verdict, start the next
+queued run of its conversation). The events decided are collected in `Outgoing` items and
+staged to the transaction's outbox; `weir_harness.service` calls these on every event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import structlog
+
+from weir_common.events import Event, RunFailed
+from weir_common.metrics import RUNS, STEP_SECONDS
+from weir_harness.budget import fit, size_of
+from weir_harness.capabilities import Capabilities
+from weir_harness.confirmation import CONFIRM, park
+from weir_harness.diagnosis import diagnose
+from weir_harness.models import Run, RunStatus
+from weir_harness.repository.store import RunTransaction
+from weir_harness.settings import HarnessSettings
+from weir_harness.steps import FIRST_STEP, GENERATE, LOOP_STEPS, PLAN, build_command
+from weir_harness.transitions import Decision, counts_as_model_turn, out_of_time, stop_for_time
+from weir_harness.verdict import judge
+
+log = structlog.get_logger(__name__)
+
+Clock = Callable[[], datetime]
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """An event decided by a transaction, written to its outbox (published after commit)."""
+
+    event: Event
+    topic: str | None = None  # None: the event type's own topic
+    traceparent: str | None = None
+
+
+@dataclass
+class Out:
+    items: list[Outgoing] = field(default_factory=list)
+
+    def add(self, event: Event, topic: str | None = None, run: Run | None = None) -> None:
+        self.items.append(Outgoing(event, topic, run.traceparent if run else None))
+
+    async def stage(self, tx: RunTransaction) -> None:
+        """Write the decided events to the outbox of the transaction."""
+        for item in self.items:
+            await tx.enqueue(item.event, item.topic, item.traceparent)
+
+
+class RunDriver:
+    """The transitions of one run inside a transaction (the base of `RunService`)."""
+
+    def __init__(
+        self,
+        settings: HarnessSettings,
+        clock: Clock | None = None,
+        capabilities: Capabilities | None = None,
+    ) -> None:
+        self._settings = settings
+        self._now = clock or (lambda: datetime.now(UTC))
+        self.capabilities = capabilities or Capabilities(rag=settings.rag_connected)
+
+    def _observe_step(self, run: Run, outcome: str) -> None:
+        sent = run.state.step_sent_at
+        if sent is not None and run.step is not None:
+            elapsed = (self._now() - sent).total_seconds()
+            STEP_SECONDS.labels(run.step, outcome).observe(max(elapsed, 0.0))
+
+    async def _resend(self, tx: RunTransaction, run: Run, out: Out) -> None:
+        """Send the pending command again, same attempt: it went unanswered while no harness
+        ran, which is no failure of the step."""
+        note = {"deadline": str(run.deadline), "why": "the harness was down"}
+        await tx.add_step(run, "resend", run.pending_event_id or "", note)
+        await self._send(tx, run, run.step or FIRST_STEP, run.attempt, out, again=True)
+
+    async def _start(self, tx: RunTransaction, run: Run, out: Out) -> None:
+        run.status = RunStatus.RUNNING
+        await self._send(tx, run, FIRST_STEP, 1, out)
+
+    async def _send(
+        self,
+        tx: RunTransaction,
+        run: Run,
+        step: str,
+        attempt: int,
+        out: Out,
+        *,
+        again: bool = False,
+    ) -> None:
+        now = self._now()
+        if out_of_time(run, step, self._settings, now):
+            await self._apply(tx, run, stop_for_time(run, self._settings), out)
+            return
+        state = run.state
+        if step == PLAN and state.loop_started_at is None:
+            state.loop_started_at = now
+        if attempt == 1 and not again and counts_as_model_turn(step):
+            state.model_turns += 1
+        if step == GENERATE:
+            state.generations += 1  # the deltas' attempt: every generation resets the client
+        command = build_command(
+            run, step, attempt, self.capabilities.for_request(run.request), self._settings
+        )
+        command, trimmed = fit(command, self._settings.max_message_bytes)
+        run.step, run.attempt, run.pending_event_id = step, attempt, command.event_id
+        state.step_sent_at = now
+        run.retry_at = None
+        run.deadline = now + timedelta(seconds=self._settings.timeout_for(step))
+        if step in LOOP_STEPS and state.loop_started_at is not None:
+            loop_end = state.loop_started_at + timedelta(
+                seconds=self._settings.agent_max_runtime_seconds
+            )
+            run.deadline = min(run.deadline, loop_end)
+        if trimmed:
+            note = {"trimmed": trimmed, "bytes": size_of(command)}
+            await tx.add_step(run, "budget", command.event_id, note, step)
+            log.warning("command.trimmed", run_id=run.run_id, step=step, trimmed=trimmed)
+        await tx.add_step(run, "command", command.event_id, command.model_dump(mode="json"))
+        await tx.save(run)
+        out.add(command, run=run)
+
+    async def _apply(self, tx: RunTransaction, run: Run, decision: Decision, out: Out) -> None:
+        """Record the decision's notes, send its replies, then its next command (or close)."""
+        for kind, payload in decision.notes:
+            await tx.add_step(run, kind, "", payload)
+        for reply in decision.replies:
+            out.add(reply, topic=run.request.reply_to, run=run)
+        if decision.next_step is None:
+            await self._close(tx, run, RunStatus.COMPLETED, out)
+        elif decision.next_step == CONFIRM:
+            caps = self.capabilities.for_request(run.request)
+            waiting = next(call for call in run.state.pending_calls if call.ask)
+            asked = park(run, waiting, caps, self._now(), self._settings)
+            note = {"decision": "asked", "call_id": asked.call_id, "tool": asked.tool,
+                    "reason": asked.reason, "expires_at": asked.expires_at.isoformat()}  # fmt: skip
+            await tx.add_step(run, "confirmation", asked.call_id, note, CONFIRM)
+            await tx.save(run)
+            out.add(asked, topic=run.request.reply_to, run=run)
+        else:
+            await self._send(tx, run, decision.next_step, 1, out)
+
+    async def _failed(
+        self, tx: RunTransaction, run: Run, reason: str, transient: bool, out: Out
+    ) -> None:
+        if transient and run.attempt < self._settings.max_attempts:
+            delay = self._settings.backoff_base_s * 2 ** (run.attempt - 1)
+            run.retry_at = self._now() + timedelta(seconds=delay)
+            run.deadline = None
+            run.error = reason
+            await tx.save(run)
+            log.info("step.retry_scheduled", run_id=run.run_id, step=run.step, delay_s=delay)
+            return
+        run.error = f"{run.step} failed after {run.attempt} attempt(s): {reason}"
+        if run.status is RunStatus.RUNNING:
+            out.add(
+                RunFailed(code="step_failed", reason=run.error, **run.request.envelope()),
+                topic=run.request.reply_to,
+                run=run,
+            )
+        await self._close(tx, run, RunStatus.FAILED, out)
+
+    async def _close(self, tx: RunTransaction, run: Run, status: RunStatus, out: Out) -> None:
+        run.status, run.pending_event_id, run.deadline, run.retry_at = status, None, None, None
+        await tx.save(run)
+        RUNS.labels(status.value).inc()
+        steps = await tx.step_log(run.run_id)
+        await tx.end(run.run_id, diagnose(run, steps), judge(run, steps))
+        log.info("run.closed", run_id=run.run_id, status=status.value)
+        await tx.lock_conversation(run.conversation_id)
+        queued = await tx.next_queued(run.conversation_id)
+        if queued is not None:
+            await self._start(tx, queued, out)

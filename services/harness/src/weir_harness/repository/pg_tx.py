@@ -1,0 +1,185 @@
+"""PostgreSQL statements of one transaction over runs: dedupe, the run snapshot, its step
+log, the conversation lock and queue, the due runs, and the outbox."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from weir_common.events import Event
+from weir_harness.models import ACTIVE, Run, RunStatus
+from weir_harness.repository.pg_records import RecordStatements
+
+# Column names are constants of this module, never input: S608 does not apply.
+_COLUMNS = (
+    "run_id, conversation_id, user_id, status, request, state, step, pending_event_id,"
+    " attempt, deadline, retry_at, traceparent, error"
+)
+
+OUTBOX_CHANNEL = "weir_harness_outbox"  # NOTIFYed on commit of new outbox rows
+
+
+def _to_run(row: asyncpg.Record) -> Run:
+    return Run.model_validate(dict(row))
+
+
+def _values(run: Run) -> tuple[Any, ...]:
+    return (
+        run.run_id,
+        run.conversation_id,
+        run.user_id,
+        run.status.value,
+        run.request.model_dump(mode="json"),
+        run.state.model_dump(mode="json"),
+        run.step,
+        run.pending_event_id,
+        run.attempt,
+        run.deadline,
+        run.retry_at,
+        run.traceparent,
+        run.error,
+    )
+
+
+class RunTx(RecordStatements):
+    """The statements of one transaction over runs (a `RunTransaction`)."""
+
+    def __init__(self, conn: asyncpg.Connection, namespace: str) -> None:
+        self._conn = conn
+        self._namespace = namespace
+
+    async def first_time(self, event_id: str) -> bool:
+        """Record `event_id` as processed; False when it already was (a redelivery)."""
+        status = await self._conn.execute(
+            "INSERT INTO processed_events (event_id) VALUES ($1) ON CONFLICT DO NOTHING", event_id
+        )
+        return bool(status.endswith(" 1"))
+
+    async def insert(self, run: Run) -> bool:
+        """Store a new run; False when a run with that id exists."""
+        status = await self._conn.execute(
+            f"INSERT INTO runs ({_COLUMNS}, namespace)"  # noqa: S608
+            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)"
+            " ON CONFLICT (run_id) DO NOTHING",
+            *_values(run),
+            self._namespace,
+        )
+        return bool(status.endswith(" 1"))
+
+    async def get(self, run_id: str) -> Run | None:
+        """The run, locked for this transaction."""
+        row = await self._conn.fetchrow(
+            f"SELECT {_COLUMNS} FROM runs WHERE run_id = $1 FOR UPDATE",  # noqa: S608
+            run_id,
+        )
+        return _to_run(row) if row else None
+
+    async def save(self, run: Run) -> None:
+        """Write the run's current state (the snapshot)."""
+        await self._conn.execute(
+            "UPDATE runs SET conversation_id=$2, user_id=$3, status=$4, request=$5, state=$6,"
+            " step=$7, pending_event_id=$8, attempt=$9, deadline=$10, retry_at=$11,"
+            " traceparent=$12, error=$13, updated_at=now() WHERE run_id=$1",
+            *_values(run),
+        )
+
+    async def add_step(
+        self, run: Run, kind: str, event_id: str, payload: dict[str, Any], step: str | None = None
+    ) -> None:
+        """Append one entry to the run's step log."""
+        await self._conn.execute(
+            "INSERT INTO run_steps (run_id, seq, step, attempt, kind, event_id, payload)"
+            " SELECT $1, coalesce(max(seq), 0) + 1, $2, $3, $4, $5, $6"
+            " FROM run_steps WHERE run_id = $1",
+            run.run_id,
+            step or run.step or "",
+            run.attempt,
+            kind,
+            event_id,
+            payload,
+        )
+
+    async def lock_conversation(self, conversation_id: str) -> None:
+        """Serialize, until commit, the transactions that start or end runs of a conversation.
+
+        Without it a request that sees the previous run still active, and that run's close
+        looking for queued runs, can miss each other: the new run would stay queued forever.
+        """
+        await self._conn.execute(
+            "SELECT pg_advisory_xact_lock(7262, hashtext($1))", conversation_id
+        )
+
+    async def awaiting_confirmation(self, conversation_id: str) -> Run | None:
+        """The conversation's run that waits for a confirmation, locked (None: none does)."""
+        row = await self._conn.fetchrow(
+            f"SELECT {_COLUMNS} FROM runs WHERE conversation_id = $1"  # noqa: S608
+            " AND status = $2 LIMIT 1 FOR UPDATE",
+            conversation_id,
+            RunStatus.AWAITING_CONFIRMATION.value,
+        )
+        return _to_run(row) if row else None
+
+    async def has_active(self, conversation_id: str, other_than: str) -> bool:
+        """True when another run of the conversation is running or finishing."""
+        value = await self._conn.fetchval(
+            "SELECT 1 FROM runs WHERE conversation_id = $1 AND run_id <> $2"
+            " AND status = ANY($3::text[]) LIMIT 1",
+            conversation_id,
+            other_than,
+            [s.value for s in ACTIVE],
+        )
+        return value is not None
+
+    async def next_queued(self, conversation_id: str) -> Run | None:
+        """The oldest queued run of the conversation, locked."""
+        row = await self._conn.fetchrow(
+            f"SELECT {_COLUMNS} FROM runs WHERE conversation_id = $1 AND status = $2"  # noqa: S608
+            " ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED",
+            conversation_id,
+            RunStatus.QUEUED.value,
+        )
+        return _to_run(row) if row else None
+
+    async def due(self, now: datetime, limit: int = 50) -> list[Run]:
+        """This deployment's active runs whose deadline or retry time has come, locked,
+        skipping busy ones."""
+        rows = await self._conn.fetch(
+            f"SELECT {_COLUMNS} FROM runs WHERE status = ANY($1::text[])"  # noqa: S608
+            " AND namespace IN ($4, '') AND (deadline <= $2 OR retry_at <= $2)"
+            " ORDER BY deadline LIMIT $3 FOR UPDATE SKIP LOCKED",
+            [s.value for s in ACTIVE],
+            now,
+            limit,
+            self._namespace,
+        )
+        return [_to_run(r) for r in rows]
+
+    async def enqueue(self, event: Event, topic: str | None, traceparent: str | None) -> None:
+        """Add `event` to the outbox: published by the relay once this transaction commits."""
+        await self._conn.execute(
+            "INSERT INTO outbox (namespace, run_id, topic, event, traceparent)"
+            " VALUES ($1, $2, $3, $4, $5)",
+            self._namespace,
+            event.run_id or "",
+            topic,
+            event.model_dump(mode="json"),
+            traceparent,
+        )
+        # delivered at commit, once per transaction: wakes a relay leader in another replica
+        await self._conn.execute("SELECT pg_notify($1, '')", OUTBOX_CHANNEL)
+
+    @property
+    def connection(self) -> asyncpg.Connection:
+        """The transaction's connection (for read-only queries of other modules)."""
+        return self._conn
+
+    async def step_log(self, run_id: str) -> list[dict[str, Any]]:
+        """The step log of a run, in order."""
+        rows = await self._conn.fetch(
+            "SELECT seq, step, attempt, kind, event_id, payload, created_at"
+            " FROM run_steps WHERE run_id = $1 ORDER BY seq",
+            run_id,
+        )
+        return [dict(r) for r in rows]
