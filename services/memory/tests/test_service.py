@@ -12,7 +12,7 @@ import pytest
 from weir_common.events import MemoryContext, MemoryContextRequested, Turn, TurnCompleted
 from weir_common.tombstone import forgotten
 from weir_memory.flash import Flash
-from weir_memory.long_term import Recollection
+from weir_memory.longterm.service import Recollection
 from weir_memory.repository import InMemoryShortTermStore
 from weir_memory.service import MemoryService
 from weir_memory.summary import Summarizer

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .store import Chat, Session
 
 if TYPE_CHECKING:
-    from ..long_term import LongTermMemory
+    from ..longterm.service import LongTermMemory
 
 VERSION = 1
 
