@@ -21,17 +21,20 @@ from weir_common.search.lexical import LexicalIndex
 from weir_common.search.memory_vectors import InMemoryVectorIndex
 from weir_common.search.milvus import MilvusVectorIndex
 from weir_common.search.tantivy_index import TantivyLexicalIndex
+from weir_common.search.text import has_cjk
 from weir_common.search.vectors import VectorField, VectorIndex, VectorSchema
 
-#: A schema like memory's: who owns a row, what kind it is, a session, and an integer.
+#: A schema like memory's: who owns a row, what kind it is, a session, and an integer; the
+#: key not named "id" (pymilvus names hits' keys after the primary field).
 SCHEMA = VectorSchema(
+    primary="row_id",
     fields=(
         VectorField("user_id", 256),
         VectorField("kind", 16),
         VectorField("session_id", 256),
         VectorField("note", 8, truncate=True),
         VectorField("rank", None),
-    )
+    ),
 )
 
 
@@ -61,7 +64,7 @@ def make_chunk(
         raw_content=raw if raw is not None else text,
         locator=f"## {chunk_id}",
         chunk_index=int(chunk_id.rsplit("-", 1)[-1]) if chunk_id[-1].isdigit() else 0,
-        metadata={"lang": "zh" if any("\u4e00" <= c <= "\u9fff" for c in text) else "en"},
+        metadata={"lang": "zh" if has_cjk(text) else "en"},
     )
 
 

