@@ -16,7 +16,13 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def _row(rid: str) -> VectorRow:
-    fields = {"user_id": "u1", "kind": "semantic", "session_id": "s1", "note": "", "rank": 1}
+    fields: dict[str, str | int] = {
+        "user_id": "u1",
+        "kind": "semantic",
+        "session_id": "s1",
+        "note": "",
+        "rank": 1,
+    }
     return VectorRow(rid, [1.0, 0.0, 0.0], fields)
 
 
