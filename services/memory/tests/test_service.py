@@ -40,6 +40,17 @@ async def test_context_of_a_new_conversation_is_empty() -> None:
     assert await service().build_context(ask("hello")) == MemoryContext()
 
 
+async def test_a_request_of_nobody_reads_nothing() -> None:
+    class Unreadable(InMemoryShortTermStore):
+        async def recent(self, conversation_id: str) -> list[Turn]:
+            raise AssertionError("read for a request without conversation or user")
+
+    memory = MemoryService(Unreadable(window=3, ttl_s=60), Summarizer(Flash(None)),
+                           window=3, discard=2)  # fmt: skip
+    anonymous = MemoryContextRequested(conversation_id=None, user_id=None, query="hi")
+    assert await memory.build_context(anonymous) == MemoryContext()
+
+
 async def test_context_holds_the_recorded_turns_within_the_window() -> None:
     memory = service(window=3)
     for n in range(3):

@@ -57,8 +57,6 @@ class MemoryService:
         session's rolling summary before (the first `window` turns). A private request reads
         memories without marking them as accessed."""
         cid = cmd.conversation_id
-        if cid is None and cmd.user_id is None:
-            return MemoryContext()  # no conversation and no user: nothing to remember
         history = await self.stm.recent(cid) if cid else []
         summary = await self.stm.summary(cid) if cid else None
         found = Recollection()
