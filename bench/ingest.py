@@ -21,9 +21,9 @@ from benchlib import write_result
 from weir_common.embeddings import make_embedder
 from weir_common.events import IngestCompleted, IngestRequested
 from weir_common.objects import LocalObjectStore
+from weir_common.search.tantivy_index import TantivyLexicalIndex
 from weir_deploy.stack import Stack
-from weir_rag.index.milvus import MilvusDenseIndex
-from weir_rag.index.tantivy_index import TantivyLexicalIndex
+from weir_rag.index.dense import MilvusDenseIndex
 from weir_rag.ingest import PostgresRegistry, ingest
 
 PDFS = Path(os.environ.get("PDF_DIR") or Path(__file__).resolve().parents[2] / "shared/data/pdfs")

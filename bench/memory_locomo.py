@@ -40,8 +40,8 @@ from weir_common.events import MemoryContextRequested, TurnCompleted
 from weir_deploy.stack import Stack
 from weir_memory import context
 from weir_memory.flash import Flash
-from weir_memory.long_term import LongTermMemory
-from weir_memory.longterm.vectors import is_chinese
+from weir_memory.longterm.service import LongTermMemory
+from weir_memory.longterm.text import is_chinese
 from weir_memory.service import MemoryService
 from weir_memory.settings import MemorySettings
 from weir_memory.summary import Summarizer

@@ -28,10 +28,9 @@ import structlog
 from benchlib import pct, write_result
 from weir_deploy.stack import Stack
 from weir_memory.flash import Flash
-from weir_memory.long_term import LongTermMemory
-from weir_memory.longterm.milvus_index import MilvusVectorIndex
 from weir_memory.longterm.models import Analysis, Category, Layer, MemoryItem
 from weir_memory.longterm.semantic import record_of
+from weir_memory.longterm.service import LongTermMemory
 from weir_memory.settings import MemorySettings
 from weir_memory.wiring import LongTermWiring
 
@@ -84,7 +83,7 @@ async def fill(lt: LongTermMemory, user: str, start: int, end: int) -> None:
                 await lt.semantic.items.insert(item)
             await lt.semantic.index.upsert([record_of(i) for i in batch])
             batch = []
-    if isinstance(lt.semantic.index, MilvusVectorIndex):  # FACTS.md: wait for the index
+    if lt.semantic.index.durable:  # Milvus (FACTS.md: wait for the index)
         await lt.semantic.index.flush()
 
 

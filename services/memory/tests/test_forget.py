@@ -15,15 +15,15 @@ from weir_common.engines import redis_client
 from weir_common.events import Turn, TurnCompleted
 from weir_memory.admin import MemoryAdmin
 from weir_memory.flash import Flash
-from weir_memory.longterm.index import Kind
 from weir_memory.longterm.ledger import USER_TABLES
+from weir_memory.longterm.vector_index import Kind
 from weir_memory.repository import RedisShortTermStore
 from weir_memory.service import MemoryService
 from weir_memory.settings import MemorySettings
 from weir_memory.summary import Summarizer
 
 if TYPE_CHECKING:
-    from weir_memory.long_term import LongTermMemory
+    from weir_memory.longterm.service import LongTermMemory
 
     from .conftest import WallClock
 

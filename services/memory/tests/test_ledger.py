@@ -10,7 +10,7 @@ import pytest
 from weir_memory.longterm.models import Analysis, Category
 
 if TYPE_CHECKING:
-    from weir_memory.long_term import LongTermMemory
+    from weir_memory.longterm.service import LongTermMemory
 
     from .conftest import WallClock
 

@@ -12,7 +12,7 @@ import pytest
 from weir_common.events import MemoryContext, MemoryContextRequested, Turn, TurnCompleted
 from weir_common.tombstone import forgotten
 from weir_memory.flash import Flash
-from weir_memory.long_term import Recollection
+from weir_memory.longterm.service import Recollection
 from weir_memory.repository import InMemoryShortTermStore
 from weir_memory.service import MemoryService
 from weir_memory.summary import Summarizer
@@ -38,6 +38,17 @@ def ask(query: str = "next question") -> MemoryContextRequested:
 
 async def test_context_of_a_new_conversation_is_empty() -> None:
     assert await service().build_context(ask("hello")) == MemoryContext()
+
+
+async def test_a_request_of_nobody_reads_nothing() -> None:
+    class Unreadable(InMemoryShortTermStore):
+        async def recent(self, conversation_id: str) -> list[Turn]:
+            raise AssertionError("read for a request without conversation or user")
+
+    memory = MemoryService(Unreadable(window=3, ttl_s=60), Summarizer(Flash(None)),
+                           window=3, discard=2)  # fmt: skip
+    anonymous = MemoryContextRequested(conversation_id=None, user_id=None, query="hi")
+    assert await memory.build_context(anonymous) == MemoryContext()
 
 
 async def test_context_holds_the_recorded_turns_within_the_window() -> None:

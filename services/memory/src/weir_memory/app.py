@@ -23,7 +23,7 @@ from .api import make_router
 from .conversations.service import Conversations
 from .conversations_api import make_conversations_router
 from .longterm.models import Clock, utc_now
-from .reembed import FallbackReembedError
+from .longterm.vector_upkeep import FallbackReembedError
 from .service import MemoryService
 from .settings import MemorySettings
 from .summary import Summarizer

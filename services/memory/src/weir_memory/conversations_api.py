@@ -14,8 +14,8 @@ from typing import Annotated, Any, TypeVar
 from fastapi import APIRouter, HTTPException, Query, status
 from pydantic import BaseModel, Field
 
+from .conversations.repository import Conversation
 from .conversations.service import Conversations
-from .conversations.store import Conversation
 from .longterm.models import Clock
 from .repository import StoreError
 

@@ -11,7 +11,6 @@ import structlog
 
 from weir_common.events import (
     ConversationTitled,
-    MemoryContext,
     MemoryContextReady,
     MemoryContextRequested,
     StepFailed,
@@ -31,14 +30,10 @@ async def provide_context(
     cmd: MemoryContextRequested, memory: MemoryService
 ) -> MemoryContextReady | StepFailed:
     """Answer a `memory.context.requested` with the conversation's context."""
-    if cmd.conversation_id is None and cmd.user_id is None:
-        # no conversation and no user: an empty context is the honest answer
-        context = MemoryContext()
-    else:
-        try:
-            context = await memory.build_context(cmd)
-        except TRANSIENT as exc:
-            return _failed(cmd, cmd.type, exc)
+    try:
+        context = await memory.build_context(cmd)
+    except TRANSIENT as exc:
+        return _failed(cmd, cmd.type, exc)
     return MemoryContextReady(request_id=cmd.event_id, context=context, **cmd.envelope())
 
 

@@ -19,8 +19,8 @@ from weir_common.events import (
 )
 
 from . import context
-from .long_term import LongTermMemory, Recollection
-from .longterm.vectors import is_chinese
+from .longterm.service import LongTermMemory, Recollection
+from .longterm.text import is_chinese
 from .repository import ShortTermStore
 from .sessions.recall import Focus
 from .summary import Summarizer

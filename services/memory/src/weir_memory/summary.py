@@ -14,7 +14,7 @@ from weir_common.events import Turn
 from weir_common.llm.fence import fence
 
 from .flash import Flash
-from .longterm.vectors import is_chinese
+from .longterm.text import is_chinese
 
 _SENTENCE = re.compile(r"^.+?(?:[。.!！?？\n]|$)", re.DOTALL)
 MAX_SUMMARY_CHARS = 1200

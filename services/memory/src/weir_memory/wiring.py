@@ -17,28 +17,28 @@ from weir_common.engines import redis_client
 from weir_common.llm import make_llm_client
 from weir_common.runtime import Hook
 
+from .conversations.repository import ConversationStore
 from .conversations.service import Conversations
-from .conversations.store import ConversationStore
 from .db import Database
 from .flash import Flash
-from .long_term import LongTermMemory, RecallSettings
 from .longterm.analyzer import Analyzer
-from .longterm.index import InMemoryVectorIndex, VectorIndex
 from .longterm.ledger import Ledger
-from .longterm.milvus_index import MilvusVectorIndex
 from .longterm.models import Clock
 from .longterm.policy import Policy
 from .longterm.profile import Profile
 from .longterm.profile_store import ProfileStore
+from .longterm.repository import ItemStore
 from .longterm.semantic import SemanticMemory
-from .longterm.store import ItemStore
-from .longterm.vectors import Similarity, TermFrequencyEmbedder, floor_for
-from .reembed import VectorUpkeep
+from .longterm.service import LongTermMemory, RecallSettings
+from .longterm.similarity import Similarity, floor_for
+from .longterm.tf_embedder import TermFrequencyEmbedder
+from .longterm.vector_index import UserVectorIndex
+from .longterm.vector_rows import VectorRows, embedder_tag
+from .longterm.vector_upkeep import VectorUpkeep
 from .repository import InMemoryShortTermStore, RedisShortTermStore, ShortTermStore
+from .sessions.repository import SessionStore
 from .sessions.service import SessionMemory
-from .sessions.store import SessionStore
 from .settings import MemorySettings
-from .vector_rows import VectorRows, embedder_tag
 
 log = structlog.get_logger(__name__)
 
@@ -84,11 +84,11 @@ async def choose_embedder(settings: MemorySettings) -> tuple[Embedder, bool]:
     return embedder, False
 
 
-def make_index(settings: MemorySettings) -> VectorIndex:
+def make_index(settings: MemorySettings) -> UserVectorIndex:
     """Milvus, or vectors in this process."""
     if settings.vector_backend == "memory":
-        return InMemoryVectorIndex()
-    return MilvusVectorIndex(settings.milvus_uri, settings.vector_collection)
+        return UserVectorIndex.in_process()
+    return UserVectorIndex.milvus(settings.milvus_uri, settings.vector_collection)
 
 
 @dataclass
@@ -101,10 +101,10 @@ class LongTermWiring:
     embedder: Embedder | None = None  # None: chosen from the settings at `open`
     memory: LongTermMemory | None = None
     _db: Database | None = None
-    _index: VectorIndex | None = None
+    _index: UserVectorIndex | None = None
 
     @property
-    def index(self) -> VectorIndex:
+    def index(self) -> UserVectorIndex:
         """The open vector index."""
         if self._index is None:
             raise RuntimeError("LongTermWiring.open() was not called")
@@ -122,9 +122,8 @@ class LongTermWiring:
         tag = embedder_tag(chosen.name, dimension)
         self._index = index = make_index(s)
         await index.open(dimension)
-        durable = index.collection if isinstance(index, MilvusVectorIndex) else None
         await VectorUpkeep(self._db, VectorRows(self._db, tag, dimension), chosen, index,
-                           durable, may_reembed=not fallback).run()  # fmt: skip
+                           index.durable, may_reembed=not fallback).run()  # fmt: skip
         similarity = Similarity(floor_for(chosen.name, s.similarity_floor))
         semantic = SemanticMemory(
             ItemStore(self._db, tag), index, chosen, similarity, Policy.from_settings(s),

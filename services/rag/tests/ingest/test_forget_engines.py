@@ -16,9 +16,9 @@ import pytest
 from weir_common.embeddings import Embedder
 from weir_common.events.rag import IngestCompleted, IngestFailed, IngestRequested
 from weir_common.objects import ObjectNotFoundError
-from weir_rag.index.base import Scope
-from weir_rag.index.milvus import MilvusDenseIndex
-from weir_rag.index.tantivy_index import TantivyLexicalIndex
+from weir_common.search.documents import Scope
+from weir_common.search.tantivy_index import TantivyLexicalIndex
+from weir_rag.index.dense import MilvusDenseIndex
 from weir_rag.ingest import LocalObjectStore, PostgresRegistry
 from weir_rag.retrieve.pipeline import Retriever
 from weir_rag.service import Knowledge

@@ -13,8 +13,8 @@ import structlog
 
 from weir_common.embeddings import Embedder
 from weir_common.events.rag import IngestCompleted, IngestFailed, IngestRequested
+from weir_common.search.documents import Scope
 from weir_deploy.pytest_plugin import fresh_database
-from weir_rag.index.base import Scope
 from weir_rag.ingest import (
     DocumentRegistry,
     IngestLimits,

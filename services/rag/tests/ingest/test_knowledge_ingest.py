@@ -9,7 +9,7 @@ import pytest
 
 from weir_common.embeddings import Embedder
 from weir_common.events.rag import IngestFailed, IngestRequested
-from weir_rag.index.base import Chunk
+from weir_common.search.documents import Chunk
 from weir_rag.ingest import InMemoryRegistry, LocalObjectStore, ingest
 from weir_rag.retrieve.pipeline import Retriever
 from weir_rag.service import Knowledge

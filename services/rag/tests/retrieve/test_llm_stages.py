@@ -9,9 +9,9 @@ import pytest
 from pydantic import SecretStr
 
 from weir_common.llm import LiteLLMClient, LLMSettings
+from weir_common.search.documents import Chunk, Hit
 from weir_common.testing.script import ScriptRule
 from weir_common.testing.scripted_llm import ScriptedLLM
-from weir_rag.index.base import Chunk, Hit
 from weir_rag.retrieve.rerank import LLMJudgeReranker, NoRerank, parse_scores
 from weir_rag.retrieve.rewrite import ChainedRewriter, LightRewriter, LLMRewriter
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from weir_rag.index.base import Scope
+from weir_common.search.documents import Scope
 from weir_rag.retrieve.pipeline import Retriever
 from weir_rag.retrieve.switches import RetrievalSwitches
 

@@ -10,9 +10,8 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_CJK_RUN = re.compile(f"[{_CJK}]+")
-_CJK_CHAR = re.compile(f"[{_CJK}]")
+from weir_common.search.text import CJK_CHAR, CJK_RUN
+
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？;；\n])\s*")
 
@@ -144,7 +143,7 @@ Language = Literal["en", "zh"]
 
 def cjk_count(text: str) -> int:
     """Number of CJK ideographs in ``text``."""
-    return len(_CJK_CHAR.findall(text))
+    return len(CJK_CHAR.findall(text))
 
 
 def detect_language(text: str) -> Language:
@@ -158,12 +157,12 @@ def terms(text: str) -> set[str]:
     """Distinct index terms: Latin words and CJK bigrams (single CJK chars stand alone)."""
     lowered = text.lower()
     out: set[str] = set()
-    for word in _WORD.findall(_CJK_RUN.sub(" ", lowered)):
+    for word in _WORD.findall(CJK_RUN.sub(" ", lowered)):
         if word in _EN_STOP or len(word) < 2:
             continue
         plural = len(word) > 3 and word.endswith("s") and not word.endswith("ss")
         out.add(word[:-1] if plural else word)
-    for run in _CJK_RUN.findall(lowered):
+    for run in CJK_RUN.findall(lowered):
         if len(run) == 1:
             out.add(run)
             continue

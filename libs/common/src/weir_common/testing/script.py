@@ -12,8 +12,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from weir_common.search.text import CJK
+
 EMBEDDING_DIM = 64
-_TOKEN = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]", re.IGNORECASE)
+_TOKEN = re.compile(f"[a-z0-9]+|[{CJK}]", re.IGNORECASE)
 
 
 class ScriptToolCall(BaseModel):

@@ -10,9 +10,9 @@ import structlog
 from weir_common.events import TurnCompleted
 
 from ..flash import Flash
-from ..longterm.index import VectorIndex
+from ..longterm.vector_index import UserVectorIndex
 from ..sessions.service import chat_key, session_key
-from .store import Conversation, ConversationStore, StoredTurn, decode_cursor, encode_cursor
+from .repository import Conversation, ConversationStore, StoredTurn, decode_cursor, encode_cursor
 from .title import first_words, make_title
 
 log = structlog.get_logger(__name__)
@@ -21,7 +21,7 @@ log = structlog.get_logger(__name__)
 class Conversations:
     """A user's conversations over `store`; titles from `flash` (or the first words)."""
 
-    def __init__(self, store: ConversationStore, flash: Flash, index: VectorIndex) -> None:
+    def __init__(self, store: ConversationStore, flash: Flash, index: UserVectorIndex) -> None:
         self.store = store
         self._flash = flash
         self._index = index

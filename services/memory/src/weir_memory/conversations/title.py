@@ -5,13 +5,15 @@ from __future__ import annotations
 import re
 
 from weir_common.llm.fence import fence
+from weir_common.search.text import CJK, HANGUL, KANA
 
 from ..flash import Flash
 
 MAX_WORDS = 8
 MAX_CHARS = 60
 MAX_CJK_CHARS = 16
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+# Japanese and Korean titles are as dense as Chinese ones: their characters count too.
+_DENSE = re.compile(f"[{KANA}{CJK}{HANGUL}]")
 _TRIM = " \t\r\n\"'“”‘’「」『』《》.,;:!?。，；：！？、…-*#`>"
 _PROMPT = (
     "Write a short title (at most 8 words, or 16 characters in Chinese or Japanese) for a "
@@ -26,7 +28,7 @@ def first_words(text: str) -> str:
     line = " ".join(text.split()).strip(_TRIM)
     if not line:
         return ""
-    if len(_CJK.findall(line)) * 2 >= len(line.replace(" ", "")):
+    if len(_DENSE.findall(line)) * 2 >= len(line.replace(" ", "")):
         return line[:MAX_CJK_CHARS].strip(_TRIM)
     words = line.split(" ")[:MAX_WORDS]
     title = " ".join(words)

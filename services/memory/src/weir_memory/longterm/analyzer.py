@@ -14,6 +14,7 @@ from typing import Any
 
 from weir_common.events import Turn
 from weir_common.llm.fence import fence
+from weir_common.search.text import CJK_CHAR
 
 from ..flash import Flash
 from .models import Analysis, Category, Layer
@@ -50,7 +51,6 @@ _STRONG = re.compile(
     r"永远|一直|过敏|生日|记住|重要|\b(?:always|never|allergic|birthday|remember|important)\b",
     re.I,
 )
-_CJK = re.compile(r"[\u3400-\u9fff]")
 _WORD = re.compile(r"[a-z]+", re.I)
 # What an opinion may add without saying anything: "I think so", "我觉得还行".
 _FILLER_WORDS = frozenset({
@@ -61,13 +61,13 @@ _PARTICLES = frozenset("的了是吗呢吧啊呀也")
 
 
 def _short(text: str) -> bool:
-    return len(_CJK.findall(text)) < 5 and len(text.split()) < 4
+    return len(CJK_CHAR.findall(text)) < 5 and len(text.split()) < 4
 
 
 def _filler(clause: str, marker: re.Pattern[str]) -> bool:
     """An opinion with (almost) nothing behind its marker."""
     rest = marker.sub(" ", clause)
-    chars = [c for c in _CJK.findall(rest) if c not in _PARTICLES]
+    chars = [c for c in CJK_CHAR.findall(rest) if c not in _PARTICLES]
     words = [w for w in _WORD.findall(rest) if w.lower() not in _FILLER_WORDS]
     return len(chars) < 3 and len(words) < 2
 

@@ -19,7 +19,8 @@ import numpy as np
 
 from .models import Layer, MemoryItem
 from .policy import Policy
-from .vectors import Similarity, is_chinese
+from .similarity import Similarity
+from .text import is_chinese
 
 _BLOCK = 1024
 

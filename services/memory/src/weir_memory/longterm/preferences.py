@@ -10,8 +10,7 @@ import re
 from dataclasses import dataclass
 
 from .names import plausible_name
-from .text import is_question, sentences
-from .vectors import is_chinese
+from .text import is_chinese, is_question, sentences
 
 _END = r"(?=[，,。.!！；;、]|$| and I\b| but\b)"
 _RULES: tuple[tuple[re.Pattern[str], str], ...] = (

@@ -17,11 +17,11 @@ import structlog
 
 from weir_common.embeddings import Embedder
 
-from .index import MEMORY_KINDS, Kind, VectorIndex, VectorRecord
 from .models import Analysis, Clock, Layer, MemoryItem, Recalled, Vector
 from .policy import Policy
-from .store import ItemStore
-from .vectors import Similarity
+from .repository import ItemStore
+from .similarity import Similarity
+from .vector_index import MEMORY_KINDS, Kind, UserVectorIndex, VectorRecord
 
 log = structlog.get_logger(__name__)
 _IDS = uuid.UUID("6f1d6c1e-2d5c-4d8e-9a57-8d8a1c0e7b11")
@@ -54,7 +54,7 @@ class SemanticMemory:
     def __init__(  # noqa: PLR0917 - the parts of one memory, each needed
         self,
         items: ItemStore,
-        index: VectorIndex,
+        index: UserVectorIndex,
         embedder: Embedder,
         similarity: Similarity,
         policy: Policy,

@@ -1,4 +1,5 @@
-"""Sentences and questions: the one splitter and the one question detector of the service.
+"""Sentences and questions (the one splitter and the one question detector of the service),
+the language of a text and its terms.
 
 Chinese questions often carry no question mark ("我叫什么名字", "你还记得我喜欢什么吗"), so a
 question is a sentence ending in one, holding a Chinese question word, or opening with an
@@ -9,6 +10,8 @@ English question word. Words that only look like questions are not: "我什么�
 from __future__ import annotations
 
 import re
+
+from weir_common.search.text import CJK_RUN
 
 # A "." inside a token ("3.5", "node.js") does not end a sentence; trailing marks ("？！")
 # stay with the sentence they close.
@@ -33,3 +36,29 @@ def sentences(text: str) -> list[str]:
 def is_question(sentence: str) -> bool:
     """True when one sentence asks rather than tells (with or without a question mark)."""
     return bool(_QUESTION.search(sentence.strip()))
+
+
+_LATIN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?", re.IGNORECASE)
+_STOP_WORDS = (
+    "a an the and or but of to in on at for with is am are was were be been i me my you "
+    "your it its this that what which who do does did have has had so very just "
+    "的 了 是 我 你 吗 呢"
+)
+_STOP = frozenset(_STOP_WORDS.split())
+
+
+def is_chinese(text: str) -> bool:
+    """True when the text is mostly Chinese (decides labels and separators)."""
+    cjk = sum(len(m) for m in CJK_RUN.findall(text))
+    latin = sum(len(m) for m in _LATIN.findall(text))
+    return cjk > 0 and cjk * 2 >= latin
+
+
+def terms(text: str) -> list[str]:
+    """Words of Latin text (no stop words) and CJK characters plus their bigrams."""
+    out = [w.lower() for w in _LATIN.findall(text) if w.lower() not in _STOP]
+    for run in CJK_RUN.findall(text):
+        chars = [c for c in run if c not in _STOP]
+        out.extend(chars)
+        out.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return out

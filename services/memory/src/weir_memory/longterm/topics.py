@@ -14,8 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from .models import CATEGORY_LABELS, Recalled, Vector
-from .text import is_question, sentences
-from .vectors import terms
+from .text import is_question, sentences, terms
 
 MAX_TOPICS = 3
 

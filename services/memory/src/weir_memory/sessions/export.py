@@ -13,10 +13,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .store import Chat, Session
+from .repository import Chat, Session
 
 if TYPE_CHECKING:
-    from ..long_term import LongTermMemory
+    from ..longterm.service import LongTermMemory
 
 VERSION = 1
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from .store import Chat, Session
+from .repository import Chat, Session
 
 
 class Scenario(StrEnum):

@@ -17,12 +17,12 @@ import structlog
 
 from weir_common.events import Turn
 
-from ..longterm.index import VectorHit, VectorIndex, VectorRecord
 from ..longterm.models import Vector
-from ..longterm.vectors import Similarity
+from ..longterm.similarity import Similarity
+from ..longterm.vector_index import UserVectorIndex, VectorHit, VectorRecord
 from ..summary import chat_summary, session_summary
 from .recall import RecallResult, Scenario, render_chat, render_session
-from .store import Chat, Session, SessionStore
+from .repository import Chat, Session, SessionStore
 
 log = structlog.get_logger(__name__)
 RECENT_CHATS = 4
@@ -71,7 +71,7 @@ class SessionMemory:
     """Chats and sessions of every user; recall across them."""
 
     def __init__(
-        self, store: SessionStore, index: VectorIndex, similarity: Similarity, search_limit: int
+        self, store: SessionStore, index: UserVectorIndex, similarity: Similarity, search_limit: int
     ) -> None:
         self.store = store
         self._index = index

@@ -1,7 +1,2 @@
-"""Index interfaces (:mod:`.base`) and engine adapters: Milvus (dense), tantivy and
-Elasticsearch (BM25). Adapters import their engine clients, so import them from their
-modules or through :mod:`.factory`."""
-
-from weir_rag.index.base import Chunk, DenseIndex, Hit, LexicalIndex, Scope
-
-__all__ = ["Chunk", "DenseIndex", "Hit", "LexicalIndex", "Scope"]
+"""Rag's indexes: dense vectors of chunks (:mod:`.dense`, on the shared Milvus adapter) and
+the shared lexical adapters (:mod:`weir_common.search.lexical`), chosen by :mod:`.factory`."""

@@ -8,10 +8,10 @@ from typing import Literal
 import structlog
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from weir_rag.index.base import DenseIndex, LexicalIndex
-from weir_rag.index.elastic import ElasticLexicalIndex
-from weir_rag.index.milvus import MilvusDenseIndex
-from weir_rag.index.tantivy_index import TantivyLexicalIndex
+from weir_common.search.elastic import ElasticLexicalIndex
+from weir_common.search.lexical import LexicalIndex
+from weir_common.search.tantivy_index import TantivyLexicalIndex
+from weir_rag.index.dense import DenseIndex, MilvusDenseIndex
 
 log = structlog.get_logger(__name__)
 

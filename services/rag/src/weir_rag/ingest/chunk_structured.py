@@ -8,21 +8,20 @@ as a Markdown table with its header, or the item's original JSON).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from typing import Any
 
+from weir_common.search.text import has_cjk
 from weir_rag.ingest.markdown import table_to_markdown
 from weir_rag.ingest.model import Draft, TableDocument, TreeDocument
 
-_CJK = re.compile(r"[\u3400-\u9fff]")
 Path = tuple[str, ...]
 
 
 def _labels(sample: str) -> tuple[str, str, str, str]:
     """Words for "table" and "item", the field and the list-value separators, in the data's
     language."""
-    return ("表格", "条目", "，", "、") if _CJK.search(sample) else ("Table", "Item", ", ", " / ")
+    return ("表格", "条目", "，", "、") if has_cjk(sample) else ("Table", "Item", ", ", " / ")
 
 
 def chunk_rows(doc: TableDocument) -> list[Draft]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from weir_rag.index.base import Chunk
+from weir_common.search.documents import Chunk
 from weir_rag.ingest.model import Draft
 
 

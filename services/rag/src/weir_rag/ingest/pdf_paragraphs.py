@@ -10,12 +10,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from weir_common.search.text import CJK, CJK_PUNCTUATION, FULLWIDTH, HANGUL, KANA
 from weir_rag.ingest.model import Block
 from weir_rag.ingest.pdf_layout import Line
 
 _BULLET = re.compile(r"^\s*([•▪●◦‣∙·\-–*]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])\s")
 _TERMINAL = tuple('.!?。！？:;…"”')
-_CJK = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]")
+# Wider than the ideographs on purpose: Japanese, Korean and fullwidth punctuation wrap
+# without spaces too, so no space is put between two such characters when lines are joined.
+_NO_SPACE = re.compile(f"[{CJK_PUNCTUATION}{KANA}{CJK}{HANGUL}{FULLWIDTH}]")
 NOTE_RATIO = 0.85
 
 EntryKind = Literal["heading", "text", "note", "code", "table"]
@@ -49,7 +52,7 @@ def join_lines(left: str, right: str) -> str:
         return left + right
     if left.endswith("-") and left[-2:-1].isalpha() and right[0].islower():
         return left[:-1] + right
-    if _CJK.match(left[-1]) and _CJK.match(right[0]):
+    if _NO_SPACE.match(left[-1]) and _NO_SPACE.match(right[0]):
         return left + right
     return left + " " + right
 

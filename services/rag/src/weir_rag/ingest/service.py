@@ -15,7 +15,9 @@ import structlog
 from weir_common.embeddings import Embedder
 from weir_common.events.rag import IngestCompleted, IngestFailed, IngestRequested
 from weir_common.objects import ObjectNotFoundError, ObjectStore
-from weir_rag.index.base import Chunk, DenseIndex, LexicalIndex
+from weir_common.search.documents import Chunk
+from weir_common.search.lexical import LexicalIndex
+from weir_rag.index.dense import DenseIndex
 from weir_rag.ingest.chunks import content_hash, to_chunks
 from weir_rag.ingest.errors import IngestError
 from weir_rag.ingest.pipeline import chunk_document, parse_bytes

@@ -21,10 +21,10 @@ from pathlib import Path
 
 from weir_common.embeddings import make_embedder
 from weir_common.llm import LLMSettings, make_llm_client
-from weir_rag.index.base import LexicalIndex
-from weir_rag.index.elastic import ElasticLexicalIndex
-from weir_rag.index.milvus import MilvusDenseIndex
-from weir_rag.index.tantivy_index import TantivyLexicalIndex
+from weir_common.search.elastic import ElasticLexicalIndex
+from weir_common.search.lexical import LexicalIndex
+from weir_common.search.tantivy_index import TantivyLexicalIndex
+from weir_rag.index.dense import MilvusDenseIndex
 from weir_rag.retrieve.evaluation import (
     ablation_sets,
     evaluate,

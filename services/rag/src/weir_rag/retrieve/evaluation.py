@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from weir_common.embeddings import Embedder
-from weir_rag.index.base import Chunk, DenseIndex, LexicalIndex, Scope
+from weir_common.search.documents import Chunk, Scope
+from weir_common.search.lexical import LexicalIndex
+from weir_rag.index.dense import DenseIndex
 from weir_rag.retrieve.metrics import mean, ndcg_at, recall_at
 from weir_rag.retrieve.pipeline import Retriever
 from weir_rag.retrieve.switches import RetrievalSwitches

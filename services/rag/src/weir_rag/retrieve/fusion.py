@@ -5,28 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from weir_rag.index.base import Hit
+from weir_common.search.documents import Hit
+from weir_common.search.fusion import RRF_K
+from weir_common.search.fusion import rrf as fuse
 
 
-def rrf(rankings: Sequence[tuple[Sequence[Hit], float]], k: int = 60) -> list[Hit]:
-    """Weighted Reciprocal Rank Fusion: ``score = Σ weight / (k + rank)`` (rank from 1).
-
-    Uses ranks only, so the engines' incomparable scores (cosine, BM25) need no scaling.
-    Ties keep the order of first appearance.
-    """
-    scores: dict[str, float] = {}
-    chunks: dict[str, Hit] = {}
-    for hits, weight in rankings:
-        counted: set[str] = set()
-        for rank, hit in enumerate(hits, start=1):
-            key = hit.chunk.chunk_id
-            if key in counted:
-                continue  # a chunk listed twice by one engine counts once, at its best rank
-            counted.add(key)
-            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
-            chunks.setdefault(key, hit)
-    order = sorted(scores, key=lambda key: scores[key], reverse=True)
-    return [Hit(chunk=chunks[key].chunk, score=scores[key]) for key in order]
+def rrf(rankings: Sequence[tuple[Sequence[Hit], float]], k: int = RRF_K) -> list[Hit]:
+    """Weighted Reciprocal Rank Fusion of hit lists (:func:`weir_common.search.fusion.rrf`),
+    chunks the same by ``chunk_id``; each hit's score is its fused score."""
+    fused = fuse(rankings, key=lambda hit: hit.chunk.chunk_id, k=k)
+    return [Hit(chunk=hit.chunk, score=score) for hit, score in fused]
 
 
 def penalize_short(hits: Sequence[Hit], min_chars: int = 50, ratio: float = 0.25) -> list[Hit]:

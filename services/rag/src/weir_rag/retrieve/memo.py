@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from weir_common.embeddings import Embedder, Vector
-from weir_rag.index.base import Chunk, DenseIndex, Hit, LexicalIndex, Scope
+from weir_common.search.documents import Chunk, Hit, Scope
+from weir_common.search.lexical import LexicalIndex
+from weir_rag.index.dense import DenseIndex
 
 
 class CachingEmbedder:

@@ -12,7 +12,9 @@ import structlog
 from weir_common.embeddings import Embedder
 from weir_common.events.parts import Passage
 from weir_common.llm import LLMClient
-from weir_rag.index.base import DenseIndex, Hit, LexicalIndex, Scope
+from weir_common.search.documents import Hit, Scope
+from weir_common.search.lexical import LexicalIndex
+from weir_rag.index.dense import DenseIndex
 from weir_rag.retrieve.fusion import diversify, penalize_short, rrf
 from weir_rag.retrieve.rerank import LLMJudgeReranker, NoRerank, Reranker
 from weir_rag.retrieve.rewrite import ChainedRewriter, LightRewriter, LLMRewriter, QueryRewriter

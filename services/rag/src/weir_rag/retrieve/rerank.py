@@ -12,7 +12,7 @@ import structlog
 
 from weir_common.llm import ChatMessage, LLMClient, LLMError
 from weir_common.llm.fence import fence
-from weir_rag.index.base import Hit
+from weir_common.search.documents import Hit
 
 log = structlog.get_logger(__name__)
 

@@ -10,7 +10,7 @@ import structlog
 
 from weir_common.llm import ChatMessage, LLMClient, LLMError
 from weir_common.llm.fence import fence
-from weir_rag.index import analysis
+from weir_common.search import text
 
 log = structlog.get_logger(__name__)
 
@@ -57,7 +57,7 @@ class QueryRewriter(Protocol):
 
 
 def _mentions(query: str, key: str) -> bool:
-    if analysis.has_cjk(key):
+    if text.has_cjk(key):
         return key in query
     return re.search(rf"(?<![\w]){re.escape(key)}(?![\w])", query, re.IGNORECASE) is not None
 
@@ -81,7 +81,7 @@ class LightRewriter:
         for key, words in self.synonyms.items():
             if _mentions(query, key):
                 extra += words
-        if len(analysis.terms(query)) < self.short_query_terms:
+        if len(text.terms(query)) < self.short_query_terms:
             for key, words in self.domain.items():
                 if _mentions(query, key):
                     extra += words

@@ -1,4 +1,4 @@
-"""Embedded BM25 on tantivy: the zero-setup :class:`~weir_rag.index.base.LexicalIndex`.
+"""Embedded BM25 on tantivy: the zero-setup :class:`~weir_common.search.lexical.LexicalIndex`.
 
 One index folder per collection under ``<data_dir>/tantivy/<collection>``, each with a single
 writer held by this object (tantivy allows one writer per index, so one process owns the
@@ -17,9 +17,9 @@ from pathlib import Path
 import structlog
 import tantivy
 
-from weir_rag.index import analysis
-from weir_rag.index.base import Chunk, Hit, Scope
-from weir_rag.index.records import from_record, safe_name, to_record, visible_owners
+from weir_common.search import text as analysis
+from weir_common.search.documents import Chunk, Hit, Scope
+from weir_common.search.records import from_record, safe_name, to_record, visible_owners
 
 log = structlog.get_logger(__name__)
 
@@ -124,7 +124,7 @@ class _Shard:
 
 
 class TantivyLexicalIndex:
-    """:class:`~weir_rag.index.base.LexicalIndex` over embedded tantivy indexes on disk."""
+    """:class:`~weir_common.search.lexical.LexicalIndex` over embedded tantivy indexes on disk."""
 
     def __init__(self, root: Path) -> None:
         self.root = root

@@ -1,9 +1,9 @@
-"""BM25 on Elasticsearch: a :class:`~weir_rag.index.base.LexicalIndex` for a shared cluster.
+"""BM25 on Elasticsearch: a :class:`~weir_common.search.lexical.LexicalIndex` for a shared cluster.
 
 One index per collection (``<prefix><collection>``), so BM25 statistics are per collection
 as in the embedded index. The minimal distribution has no analysis-common module (no
 ``cjk``/``english`` analyzers, no stemmer, no ngram tokenizer) and no smartcn/ik plugin, so
-text is analysed here (:mod:`weir_rag.index.analysis`: jieba + Snowball English) into a
+text is analysed here (:mod:`weir_common.search.text`: jieba + Snowball English) into a
 ``whitespace`` field, with a ``standard`` multi-field that splits Chinese into characters
 for queries whose words jieba segmented differently.
 """
@@ -18,9 +18,9 @@ from typing import Any
 import structlog
 from elasticsearch import AsyncElasticsearch, NotFoundError
 
-from weir_rag.index import analysis
-from weir_rag.index.base import Chunk, Hit, Scope
-from weir_rag.index.records import (
+from weir_common.search import text as analysis
+from weir_common.search.documents import Chunk, Hit, Scope
+from weir_common.search.records import (
     RECORD_FIELDS,
     from_record,
     safe_name,
@@ -59,7 +59,7 @@ SETTINGS: dict[str, Any] = {"number_of_shards": 1, "number_of_replicas": 0}
 
 
 class ElasticLexicalIndex:
-    """:class:`~weir_rag.index.base.LexicalIndex` over ``elasticsearch.AsyncElasticsearch``.
+    """:class:`~weir_common.search.lexical.LexicalIndex` over ``elasticsearch.AsyncElasticsearch``.
 
     Writes refresh before returning, so a search right after an upsert sees it.
     """

@@ -1,13 +1,13 @@
-"""Text analysis and records: the pieces both lexical adapters share."""
+"""Text analysis and records: the pieces every engine adapter shares."""
 
 from __future__ import annotations
 
 import pytest
 
-from weir_rag.index import analysis
-from weir_rag.index.base import Scope
-from weir_rag.index.records import from_record, safe_name, to_record, visible_owners
-from weir_rag.index.tantivy_index import _analyzer
+from weir_common.search import text
+from weir_common.search.documents import Scope
+from weir_common.search.records import from_record, safe_name, to_record, visible_owners
+from weir_common.search.tantivy_index import _analyzer
 
 from .conftest import make_chunk
 
@@ -22,21 +22,21 @@ SAMPLES = [
 ]
 
 
-@pytest.mark.parametrize("text", SAMPLES)
-def test_python_terms_equal_tantivy_en_stem(text: str) -> None:
+@pytest.mark.parametrize("sample", SAMPLES)
+def test_python_terms_equal_tantivy_en_stem(sample: str) -> None:
     """Elasticsearch gets the terms from Python; they must equal tantivy's own chain."""
-    assert analysis.terms(text) == _analyzer().analyze(analysis.segment(text))
+    assert text.terms(sample) == _analyzer().analyze(text.segment(sample))
 
 
 def test_chinese_is_segmented_into_words() -> None:
-    words = analysis.terms("数据库连接池耗尽")
+    words = text.terms("数据库连接池耗尽")
     assert {"数据库", "连接", "连接池"} <= set(words)
-    assert analysis.has_cjk("ok 好")
-    assert not analysis.has_cjk("ok")
+    assert text.has_cjk("ok 好")
+    assert not text.has_cjk("ok")
 
 
 def test_english_only_text_is_untouched_by_segmentation() -> None:
-    assert analysis.segment("plain English") == "plain English"
+    assert text.segment("plain English") == "plain English"
 
 
 def test_records_round_trip() -> None:
@@ -56,3 +56,10 @@ def test_safe_name_is_stable_and_distinguishes_cases() -> None:
     assert safe_name("Default") != safe_name("default")
     assert safe_name("知识库/A") == safe_name("知识库/A")
     assert all(c.isalnum() or c in "-_." for c in safe_name("知识库/A B"))
+
+
+def test_the_cjk_class_covers_ideographs_only() -> None:
+    assert text.has_cjk("汉字 and 漢字")
+    assert text.cjk_count("中文 text 㐀 豈") == 4  # extension A and compatibility too
+    assert not text.has_cjk("かな 한글 ，")  # kana, hangul, fullwidth: classes of their own
+    assert text.CJK_RUN.findall("ab数据库cd连接") == ["数据库", "连接"]

@@ -18,8 +18,8 @@ import structlog
 
 from weir_common.embeddings import Embedder
 
-from .db import Database
-from .longterm.index import VectorIndex
+from ..db import Database
+from .vector_index import UserVectorIndex
 from .vector_rows import VectorRows
 
 log = structlog.get_logger(__name__)
@@ -46,7 +46,7 @@ class VectorUpkeep:
     db: Database
     rows: VectorRows
     embedder: Embedder
-    index: VectorIndex
+    index: UserVectorIndex
     index_name: str | None
     may_reembed: bool = True  # False for the automatic fallback: never re-embed for it
 

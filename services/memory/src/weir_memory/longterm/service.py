@@ -19,18 +19,18 @@ from weir_common.embeddings import Embedder
 from weir_common.events import Turn
 from weir_common.tombstone import forgotten
 
-from .conversations.service import Conversations
-from .longterm import preferences, topics
-from .longterm.analyzer import Analyzer
-from .longterm.consolidator import Consolidator
-from .longterm.ledger import Ledger
-from .longterm.models import Clock, Layer, Vector
-from .longterm.profile import Profile
-from .longterm.semantic import SemanticMemory, item_id
-from .longterm.vectors import is_chinese
-from .sessions.recall import Focus, RecallResult, Scenario, Trigger, detect
-from .sessions.service import SessionMemory
-from .summary import chat_summary, turn_detail
+from ..conversations.service import Conversations
+from ..sessions.recall import Focus, RecallResult, Scenario, Trigger, detect
+from ..sessions.service import SessionMemory
+from ..summary import chat_summary, turn_detail
+from . import preferences, topics
+from .analyzer import Analyzer
+from .consolidator import Consolidator
+from .ledger import Ledger
+from .models import Clock, Layer, Vector
+from .profile import Profile
+from .semantic import SemanticMemory, item_id
+from .text import is_chinese
 
 log = structlog.get_logger(__name__)
 

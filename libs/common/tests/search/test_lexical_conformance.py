@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from weir_rag.index.base import LexicalIndex, Scope
+from weir_common.search.documents import Scope
+from weir_common.search.lexical import LexicalIndex
 
 from .conftest import make_chunk
 

@@ -14,9 +14,9 @@ import numpy as np
 
 from weir_common.embeddings import normalize
 
-from .db import Database
-from .longterm.index import Kind, VectorRecord
-from .sessions.service import chat_key, session_key
+from ..db import Database
+from ..sessions.service import chat_key, session_key
+from .vector_index import Kind, VectorRecord
 
 SessionKey = tuple[str, str]  # (user id, conversation id)
 

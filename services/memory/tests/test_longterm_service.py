@@ -22,7 +22,7 @@ from weir_memory.summary import Summarizer
 from weir_memory.wiring import LongTermWiring
 
 if TYPE_CHECKING:
-    from weir_memory.long_term import LongTermMemory
+    from weir_memory.longterm.service import LongTermMemory
 
     from .conftest import WallClock
 

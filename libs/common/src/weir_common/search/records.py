@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any
 
-from weir_rag.index.base import Chunk, Scope
+from weir_common.search.documents import Chunk, Scope
 
 #: Fields every engine stores beside the text, so a hit rebuilds the whole chunk.
 RECORD_FIELDS = ("chunk_id", "document_id", "source", "locator", "collection", "owner",

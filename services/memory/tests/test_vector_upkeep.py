@@ -11,14 +11,14 @@ import pytest
 from weir_common.events import Turn
 from weir_memory.flash import Flash
 from weir_memory.longterm.models import Analysis, Category
-from weir_memory.longterm.vectors import TermFrequencyEmbedder
-from weir_memory.reembed import FallbackReembedError
+from weir_memory.longterm.tf_embedder import TermFrequencyEmbedder
+from weir_memory.longterm.vector_upkeep import FallbackReembedError
 from weir_memory.sessions.service import chat_key, session_key
 from weir_memory.settings import MemorySettings
 from weir_memory.wiring import LongTermWiring
 
 if TYPE_CHECKING:
-    from weir_memory.long_term import LongTermMemory
+    from weir_memory.longterm.service import LongTermMemory
 
     from .conftest import WallClock
 

@@ -1,0 +1,107 @@
+"""Fixtures of the index conformance suites: each adapter on a real engine, in a namespace
+of its own (Haystack-style: one suite, parametrised over every adapter).
+
+``lexical_index`` runs on tantivy and Elasticsearch (the node starts only when an
+Elasticsearch case runs, once per session); ``vector_index`` on the in-process adapter (unit
+tier) and on Milvus Lite (integration tier).
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from weir_common.search.documents import Chunk
+from weir_common.search.elastic import ElasticLexicalIndex
+from weir_common.search.lexical import LexicalIndex
+from weir_common.search.memory_vectors import InMemoryVectorIndex
+from weir_common.search.milvus import MilvusVectorIndex
+from weir_common.search.tantivy_index import TantivyLexicalIndex
+from weir_common.search.text import has_cjk
+from weir_common.search.vectors import VectorField, VectorIndex, VectorSchema
+
+#: A schema like memory's: who owns a row, what kind it is, a session, and an integer; the
+#: key not named "id" (pymilvus names hits' keys after the primary field).
+SCHEMA = VectorSchema(
+    primary="row_id",
+    fields=(
+        VectorField("user_id", 256),
+        VectorField("kind", 16),
+        VectorField("session_id", 256),
+        VectorField("note", 8, truncate=True),
+        VectorField("rank", None),
+    ),
+)
+
+
+def unit(*xs: float) -> list[float]:
+    """`xs` scaled to length 1."""
+    norm = math.sqrt(sum(x * x for x in xs))
+    return [x / norm for x in xs]
+
+
+def make_chunk(
+    chunk_id: str,
+    text: str,
+    *,
+    document_id: str = "doc-1",
+    owner: str | None = None,
+    collection: str = "default",
+    raw: str | None = None,
+) -> Chunk:
+    """A chunk with citation fields filled from its ids."""
+    return Chunk(
+        chunk_id=chunk_id,
+        document_id=document_id,
+        source=f"{document_id}.md",
+        collection=collection,
+        owner=owner,
+        semantic_text=text,
+        raw_content=raw if raw is not None else text,
+        locator=f"## {chunk_id}",
+        chunk_index=int(chunk_id.rsplit("-", 1)[-1]) if chunk_id[-1].isdigit() else 0,
+        metadata={"lang": "zh" if has_cjk(text) else "en"},
+    )
+
+
+@pytest.fixture(params=["tantivy", "elasticsearch"])
+async def lexical_index(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[LexicalIndex]:
+    """An opened, empty lexical index of each adapter."""
+    index: LexicalIndex
+    if request.param == "tantivy":
+        index = TantivyLexicalIndex(tmp_path / "tantivy")
+    else:
+        env: dict[str, str] = request.getfixturevalue("elasticsearch_env")
+        index = ElasticLexicalIndex(env["ES_URL"], prefix=f"t-{uuid.uuid4().hex[:10]}-")
+    await index.open()
+    try:
+        yield index
+    finally:
+        await index.close()
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("memory", marks=pytest.mark.unit),
+        pytest.param("milvus", marks=pytest.mark.integration),
+    ]
+)
+async def vector_index(request: pytest.FixtureRequest) -> AsyncIterator[VectorIndex]:
+    """An open, empty 3-d vector index of each adapter (a fresh Milvus collection)."""
+    made: VectorIndex
+    if request.param == "memory":
+        made = InMemoryVectorIndex(3, SCHEMA)
+    else:
+        env: dict[str, str] = request.getfixturevalue("milvus_env")
+        made = MilvusVectorIndex(env["MILVUS_URI"], f"idx_{uuid.uuid4().hex[:12]}", 3, SCHEMA)
+    await made.open()
+    try:
+        yield made
+    finally:
+        await made.close()

@@ -1,0 +1,161 @@
+"""The vector index behind long-term memory: records of users on a shared vector index
+(:mod:`weir_common.search`: in this process, or Milvus).
+
+Every record belongs to one user and every search names that user: isolation is part of the
+interface, not a filter a caller might forget. `kind` separates semantic and episodic
+memories, chats and session summaries (seed 001) in one index. The index is opened for one
+dimension, and its Milvus collection is named after it (``<prefix>_<dimension>``), so
+vectors of another embedder never meet; a vector of another size is refused, loudly.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Literal
+
+from weir_common.search import vectors
+from weir_common.search.memory_vectors import InMemoryVectorIndex
+from weir_common.search.milvus import MilvusVectorIndex
+from weir_common.search.vectors import VectorField, VectorRow, VectorSchema, Where
+
+from ..repository import StoreError
+
+Kind = Literal["semantic", "episodic", "chat", "session"]
+MEMORY_KINDS: tuple[Kind, ...] = ("semantic", "episodic")
+#: The rows of memory's collections (the field names of collections made before this).
+SCHEMA = VectorSchema(
+    fields=(VectorField("user_id", 256), VectorField("kind", 16), VectorField("session_id", 256))
+)
+
+
+class VectorIndexError(StoreError):
+    """The vector engine could not be reached or refused the operation; retrying may
+    succeed (transient for the harness, as every `StoreError`)."""
+
+
+@dataclass(frozen=True)
+class VectorRecord:
+    """One vector of one user."""
+
+    id: str
+    user_id: str
+    kind: Kind
+    vector: list[float]
+    session_id: str = ""
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    """A search result: the record id, its session and the raw cosine similarity."""
+
+    id: str
+    session_id: str
+    cosine: float
+
+
+@contextmanager
+def _engine_errors() -> Iterator[None]:
+    try:
+        yield
+    except vectors.VectorIndexError as exc:
+        raise VectorIndexError(str(exc)) from exc
+
+
+class UserVectorIndex:
+    """Users' vector records on an engine index made, at `open`, by `make(dimension)`."""
+
+    def __init__(self, make: Callable[[int], vectors.VectorIndex]) -> None:
+        self._make = make
+        self._engine: vectors.VectorIndex | None = None
+
+    @classmethod
+    def in_process(cls) -> UserVectorIndex:
+        """Vectors in this process: the zero-setup index (rebuilt from PostgreSQL at start)."""
+        return cls(lambda dimension: InMemoryVectorIndex(dimension, SCHEMA))
+
+    @classmethod
+    def milvus(
+        cls, uri: str, prefix: str = "weir_memory", flush_every: int = 512
+    ) -> UserVectorIndex:
+        """Milvus at `uri`, one collection per dimension; a background flush after every
+        `flush_every` written rows keeps searches off the slow unflushed scan."""
+        safe = re.sub(r"\W", "_", prefix)
+        return cls(lambda dimension: MilvusVectorIndex(
+            uri, f"{safe}_{dimension}", dimension, SCHEMA, timeout_s=10.0, flush_every=flush_every
+        ))  # fmt: skip
+
+    @property
+    def engine(self) -> vectors.VectorIndex:
+        """The open engine index."""
+        if self._engine is None:
+            raise RuntimeError("UserVectorIndex used before open()")
+        return self._engine
+
+    @property
+    def durable(self) -> str | None:
+        """The engine collection's name when it outlives this process, else None."""
+        engine = self._engine
+        return engine.collection if isinstance(engine, MilvusVectorIndex) else None
+
+    async def open(self, dimension: int) -> None:
+        """Connect; create the collection for this dimension, or load the existing one."""
+        engine = self._make(dimension)
+        with _engine_errors():
+            await engine.open()
+        self._engine = engine
+
+    async def close(self) -> None:
+        """Release connections (after a flush in flight)."""
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            with _engine_errors():
+                await engine.close()
+
+    async def reset(self) -> None:
+        """Delete every record of every user (before a rebuild from PostgreSQL)."""
+        with _engine_errors():
+            await self.engine.reset()
+
+    async def flush(self) -> None:
+        """Seal what was written, so searches use the index instead of a scan."""
+        with _engine_errors():
+            await self.engine.flush()
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        """Insert or replace records by id."""
+        rows = [
+            VectorRow(r.id, r.vector, {"user_id": r.user_id, "kind": r.kind,
+                                       "session_id": r.session_id})
+            for r in records
+        ]  # fmt: skip
+        with _engine_errors():
+            await self.engine.upsert(rows)
+
+    async def delete(self, user_id: str, ids: Sequence[str]) -> None:
+        """Delete these records of this user (unknown ids, others' ids are ignored)."""
+        with _engine_errors():
+            await self.engine.delete({"user_id": user_id}, ids)
+
+    async def delete_user(self, user_id: str) -> None:
+        """Delete every record of a user."""
+        with _engine_errors():
+            await self.engine.delete({"user_id": user_id})
+
+    async def search(
+        self,
+        user_id: str,
+        kinds: Sequence[Kind],
+        vector: Sequence[float],
+        limit: int,
+        session_id: str | None = None,
+    ) -> list[VectorHit]:
+        """The user's `limit` nearest records of these kinds (optionally of one session)."""
+        where: Where = {"user_id": user_id, "kind": list(kinds)} if kinds else {"user_id": user_id}
+        if session_id is not None:
+            where = {**where, "session_id": session_id}
+        with _engine_errors():
+            found = await self.engine.search(vector, limit, where, ["session_id"])
+        return [VectorHit(m.id, str(m.fields["session_id"]), m.score) for m in found]
