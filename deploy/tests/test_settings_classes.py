@@ -72,6 +72,6 @@ def test_no_settings_class_skips_the_layers() -> None:
     assert unregistered == {"LayeredSettings": "libs/common/src/weir_common/settings.py "
                             "(BaseSettings)"}, unregistered  # fmt: skip
     assert all(issubclass(cls, LayeredSettings) for cls in CLASSES.values())
-    assert not any(
-        BaseSettings in cls.__bases__ for cls in CLASSES.values()
-    ), "a settings class derives from BaseSettings directly"
+    assert not any(BaseSettings in cls.__bases__ for cls in CLASSES.values()), (
+        "a settings class derives from BaseSettings directly"
+    )

@@ -8,7 +8,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from weir_common.embeddings import EmbeddingSettings
+from weir_common.llm import LLMSettings
+from weir_common.settings import WeirSettings
 from weir_common.settings_doc import SHARED_TABLE, Owner, render, replace_table
+from weir_gateway.memory_api import MemoryApiSettings
+from weir_gateway.settings import GatewaySettings
+from weir_harness.settings import HarnessSettings
+from weir_memory.settings import MemorySettings
+from weir_rag.batch import BatchSettings
+from weir_rag.index.factory import IndexSettings
+from weir_rag.settings import RagSettings
+from weir_router.settings import RouterSettings
+from weir_tools.settings import ToolsSettings
 
 #: the services that call the shared libraries' factories (`make_llm_client`, `make_embedder`)
 MODEL_USERS = ("router", "rag", "memory")
@@ -36,20 +48,7 @@ NOTES = {
 
 
 def owners() -> list[Owner]:
-    """Every settings class, in the README's order (imported here: deploy knows them all)."""
-    from weir_common.embeddings import EmbeddingSettings
-    from weir_common.llm import LLMSettings
-    from weir_common.settings import WeirSettings
-    from weir_gateway.memory_api import MemoryApiSettings
-    from weir_gateway.settings import GatewaySettings
-    from weir_harness.settings import HarnessSettings
-    from weir_memory.settings import MemorySettings
-    from weir_rag.batch import BatchSettings
-    from weir_rag.index.factory import IndexSettings
-    from weir_rag.settings import RagSettings
-    from weir_router.settings import RouterSettings
-    from weir_tools.settings import ToolsSettings
-
+    """Every settings class, in the README's order."""
     return [
         Owner(WeirSettings, ("all",), SHARED_TABLE),
         Owner(LLMSettings, MODEL_USERS, RUNNING_SERVICE),

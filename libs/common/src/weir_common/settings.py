@@ -29,7 +29,6 @@ from pydantic_settings import (
 
 from weir_common.topics import Topics
 
-
 SERVICE_ENV = "SERVICE_NAME"
 
 

@@ -9,14 +9,14 @@ Secrets show no default.
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, SecretStr, TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 from pydantic_settings import BaseSettings
@@ -62,32 +62,29 @@ def default_text(info: FieldInfo) -> str:
     """The default as the README shows it (secrets: none)."""
     if _is_secret(info):
         return "*secret*"
-    if info.default_factory is not None:
-        value: Any = info.default_factory()  # type: ignore[call-arg]
-    elif info.default is PydanticUndefined:
+    if info.default_factory is None and info.default is PydanticUndefined:
         return "*required*"
-    else:
-        value = info.default
+    factory = info.default_factory
+    return _shown(factory() if factory is not None else info.default)  # type: ignore[call-arg]
+
+
+def _shown(value: Any) -> str:
     if value is None:
         return "unset"
-    if isinstance(value, SecretStr):
-        return "*secret*"
     if isinstance(value, bool):
-        return f"`{str(value).lower()}`"
-    if value == "":
-        return '`""`'
-    if isinstance(value, str | int | float | Path):
-        return f"`{value}`"
-    if isinstance(value, list | dict | BaseModel):
+        text = str(value).lower()
+    elif isinstance(value, list | dict | BaseModel):
         dumped = TypeAdapter(type(value)).dump_python(value, mode="json", exclude_defaults=True)
-        text = json.dumps(dumped, ensure_ascii=False).replace(json.dumps(sys.executable), '"python"')
-        return f"`{text}`"
-    return f"`{value}`"
+        text = json.dumps(dumped, ensure_ascii=False)
+        text = text.replace(json.dumps(sys.executable), '"python"')  # the same on every machine
+    else:
+        text = str(value) if value != "" else '""'
+    return f"`{text}`"
 
 
 def _own_fields(cls: type[BaseSettings]) -> list[str]:
     """Fields declared (or redefined) in the class body itself, in order."""
-    own = cls.__dict__.get("__annotations__", {})
+    own = inspect.get_annotations(cls)
     return [name for name in cls.model_fields if name in own]
 
 

@@ -10,7 +10,6 @@ from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
 from weir_common.settings import LayeredSettings
-
 from weir_rag.index.base import DenseIndex, LexicalIndex
 from weir_rag.index.elastic import ElasticLexicalIndex
 from weir_rag.index.milvus import MilvusDenseIndex
