@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import sys
+from importlib.machinery import ModuleSpec
 from pathlib import Path
+from types import ModuleType
 from typing import ClassVar
 
 import pytest
 
 from weir_common.embeddings import EmbeddingSettings
 from weir_common.llm import LLMSettings
-from weir_common.settings import LayeredSettings, WeirSettings
+from weir_common.settings import LayeredSettings, WeirSettings, running_service
 
 pytestmark = pytest.mark.unit
 
@@ -60,6 +63,24 @@ def test_shared_settings_read_the_running_services_table(
     assert LLMSettings().profile("pro").model == "openai/everyone"
     monkeypatch.setenv("SERVICE_NAME", "router")
     assert LLMSettings().profile("flash").model == "openai/router"
+
+
+@pytest.mark.parametrize(
+    ("main_module", "service"),
+    [("weir_router.__main__", "router"), ("weir_rag.batch", None), ("pytest.__main__", None)],
+)
+def test_the_running_service_is_the_module_python_runs(
+    config: Path, monkeypatch: pytest.MonkeyPatch, main_module: str, service: str | None
+) -> None:
+    main = ModuleType("__main__")
+    main.__spec__ = ModuleSpec(main_module, None)
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    assert running_service() == service
+    config.write_text('llm_model = "openai/top"\n[router]\nllm_model = "openai/router"\n')
+    assert LLMSettings().llm_model == ("openai/router" if service else "openai/top")
+    monkeypatch.setenv("SERVICE_NAME", "memory")  # the launcher's name wins
+    assert running_service() == "memory"
+    assert LLMSettings().llm_model == "openai/top"
 
 
 @pytest.mark.parametrize(

@@ -8,13 +8,14 @@ environment variable in lower case (`LLM_MODEL` is `llm_model`).
 
 Every settings class derives from `LayeredSettings`: the services' own (`WeirSettings`) read
 their service's table; classes of a library shared by several services (the model and the
-embedder settings) read the table of the service running them, named by `SERVICE_NAME` (set
-by the launcher), or only the top level when that is unset.
+embedder settings) read the table of the service running them: `SERVICE_NAME` (the launcher
+sets it), else the `weir_<name>` of `python -m weir_<name>`; none: only the top level.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -30,6 +31,18 @@ from pydantic_settings import (
 from weir_common.topics import Topics
 
 SERVICE_ENV = "SERVICE_NAME"
+
+
+def running_service() -> str | None:
+    """The service this process runs: `SERVICE_NAME`, else `<name>` of `python -m weir_<name>`."""
+    named = os.environ.get(SERVICE_ENV)
+    if named:
+        return named
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    package = str(getattr(spec, "name", "")).removesuffix(".__main__")
+    if package.startswith("weir_") and "." not in package:
+        return package.removeprefix("weir_")
+    return None
 
 
 class _TomlSource(PydanticBaseSettingsSource):
@@ -62,7 +75,7 @@ class LayeredSettings(BaseSettings):
     @classmethod
     def toml_table(cls) -> str | None:
         """The TOML table layered over the top level."""
-        return cls.service_name or os.environ.get(SERVICE_ENV) or None
+        return cls.service_name or running_service()
 
     @classmethod
     def settings_customise_sources(
