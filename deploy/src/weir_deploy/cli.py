@@ -16,11 +16,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 PROG = "weir"
-README = Path("README.md")
+DEPLOY = "weir_deploy.__main__:main"
+SETTINGS = "weir_deploy.cli:settings_main"
 
 
 @dataclass(frozen=True)
@@ -29,23 +30,22 @@ class Call:
 
     target: str
     argv: list[str]
+    prog: str = field(default=PROG, compare=False)  # the modules' usage lines name it
 
 
 #: commands whose options belong to the module behind them: (help, entry point, fixed args)
 PASSTHROUGH: dict[str, tuple[str, str, list[str]]] = {
     "run": ("start the engines and every service; prints the URL (Ctrl-C stops)",
-            "weir_deploy.__main__:main", ["run"]),
+            DEPLOY, ["run"]),
     "up": ("start only the engines (Kafka, PostgreSQL, Redis, Milvus Lite), until Ctrl-C",
-           "weir_deploy.__main__:main", ["up"]),
+           DEPLOY, ["up"]),
     "chat": ("chat in the terminal with a running weir (--url, --token)",
              "weir_gateway.client:main", []),
     "ingest": ("ingest a folder (or --manifest FILE) into a running weir and follow it",
                "weir_rag.batch:main", []),
     "doctor": ("check that the engines' binaries are installed",
-               "weir_deploy.__main__:main", ["doctor"]),
+               DEPLOY, ["doctor"]),
 }  # fmt: skip
-DEPLOY = "weir_deploy.__main__:main"
-SETTINGS = "weir_deploy.cli:settings_main"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -88,7 +88,7 @@ def plan(argv: list[str]) -> Call:
     if args.command in PASSTHROUGH:
         _, target, fixed = PASSTHROUGH[args.command]
         extra = verbose if target == DEPLOY and args.command != "doctor" else []
-        return Call(target, [*extra, *fixed, *rest])
+        return Call(target, [*extra, *fixed, *rest], f"{PROG} {args.command}")
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if args.command == "dlq":
@@ -129,14 +129,9 @@ def _entry(target: str) -> Callable[[list[str]], object]:
     return entry
 
 
-def _name(call: Call) -> str | None:
-    """The command a call of a module without a program name of its own stands for."""
-    return next((n for n, (_, t, _) in PASSTHROUGH.items() if t == call.target), None)
-
-
 def run(call: Call) -> int:
     """Run a planned call in this process; its exit code."""
-    program, sys.argv[0] = sys.argv[0], f"{PROG} {name}" if (name := _name(call)) else PROG
+    program, sys.argv[0] = sys.argv[0], call.prog
     try:
         code = _entry(call.target)(call.argv)
     except SystemExit as exc:  # the modules' argument errors and exit statuses
