@@ -9,6 +9,7 @@ from types import ModuleType
 from typing import ClassVar
 
 import pytest
+from pydantic import Field
 
 from weir_common.embeddings import EmbeddingSettings
 from weir_common.llm import LLMSettings
@@ -43,6 +44,20 @@ def test_a_service_reads_the_top_level_then_its_table_then_the_environment(
     assert WeirSettings().log_level == "WARNING"  # the top level applies to everyone
     monkeypatch.setenv("PROBE_LIMIT", "13")
     assert _Probe().probe_limit == 13
+
+
+def test_a_field_with_an_alias_is_read_by_its_variable(
+    config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Aliased(LayeredSettings):
+        service_name: ClassVar[str] = "probe"
+        limit: int = Field(default=1, validation_alias="PROBE_MAX")
+
+    monkeypatch.delenv("PROBE_MAX", raising=False)
+    config.write_text("limit = 5\n[probe]\nprobe_max = 2\n")
+    assert Aliased().limit == 2
+    monkeypatch.setenv("PROBE_MAX", "3")
+    assert Aliased().limit == 3
 
 
 def test_another_services_table_does_not_apply(config: Path) -> None:

@@ -59,10 +59,21 @@ class _TomlSource(PydanticBaseSettingsSource):
         }
 
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
-        return self._values.get(field_name), field_name, False
+        key = _key(field_name, field)
+        return self._values.get(key.lower()), key, False
 
     def __call__(self) -> dict[str, Any]:
-        return {k: v for k, v in self._values.items() if k in self.settings_cls.model_fields}
+        found = {}
+        for name, field in self.settings_cls.model_fields.items():
+            key = _key(name, field)  # what validation accepts: the alias when there is one
+            if key.lower() in self._values:
+                found[key] = self._values[key.lower()]
+        return found
+
+
+def _key(name: str, field: FieldInfo) -> str:
+    """A field's name in the file: its variable (the alias, if any) in lower case."""
+    return field.validation_alias if isinstance(field.validation_alias, str) else name
 
 
 class LayeredSettings(BaseSettings):
