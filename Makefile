@@ -3,12 +3,13 @@
 
 SHELL := /bin/bash
 PY := .venv/bin/python
+WEIR := .venv/bin/weir
 PYTEST := $(PY) -m pytest -p no:cacheprovider --durations=8
 UV := python3 -m uv
 
 .PHONY: help setup traces-env run chat test test-unit test-integration test-integration-tansu \
         test-e2e test-browser test-e2e-elasticsearch test-chaos \
-        lint format contract bench stack-up stack-down doctor clean
+        lint format contract settings-doc bench stack-up stack-down doctor clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-24s %s\n", $$1, $$2}'
@@ -26,16 +27,16 @@ traces-env:  ## the local trace viewer (Arize Phoenix) in its own locked env, .d
 run: setup  ## start engines + every service (Apache Kafka; KAFKA_IMPL=tansu for tansu; TRACES=1 adds a trace viewer); prints the URL
 	@[ -z "$${TRACES:-}" ] || [ "$${TRACES}" = 0 ] || $(MAKE) --no-print-directory traces-env
 	@[ "$${KAFKA_IMPL:-apache}" = tansu ] || $(PY) -m weir_deploy fetch kafka
-	$(PY) -m weir_deploy run
+	$(WEIR) run
 
-chat:  ## terminal chat client against a running `make run`
-	@$(PY) -m weir_gateway.client
+chat:  ## terminal chat client against a running `make run` (`weir chat`)
+	@$(WEIR) chat
 
 stack-up: setup  ## only the engines (Kafka, PostgreSQL, Redis, Milvus Lite), until Ctrl-C
-	$(PY) -m weir_deploy up
+	$(WEIR) up
 
 doctor: setup  ## check the binaries the stack needs
-	$(PY) -m weir_deploy doctor
+	$(WEIR) doctor
 
 ## --- tests --------------------------------------------------------------------------------
 test: setup traces-env  ## every tier CI runs: unit, integration (Apache Kafka, then tansu), e2e + browser, chaos
@@ -71,6 +72,9 @@ lint: setup  ## ruff + mypy (strict)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy libs/common deploy services/*/src $(wildcard services/*/tests/*.py) bench tests
+
+settings-doc:  ## regenerate the README's table of every setting (`weir settings --write README.md`)
+	$(WEIR) settings --write README.md
 
 contract:  ## regenerate docs/asyncapi.json (the event contract) after an intended change
 	WEIR_UPDATE_CONTRACT=1 $(PYTEST) tests/contract -q

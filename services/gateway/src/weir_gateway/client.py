@@ -90,14 +90,14 @@ async def chat(url: str, token: str | None) -> None:
             await _answer(ws)
 
 
-def main() -> None:
-    """Parse arguments and chat."""
+def main(argv: list[str] | None = None) -> None:
+    """Parse arguments (`argv`, else the command line's) and chat."""
     parser = argparse.ArgumentParser(description="Chat with weir from the terminal.")
     parser.add_argument("--url", default="ws://127.0.0.1:8000/ws/chat")
     parser.add_argument(
         "--token", default=os.environ.get("WEIR_TOKEN"), help="Bearer token (or WEIR_TOKEN)."
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     try:
         asyncio.run(chat(args.url, args.token))
     except (OSError, websockets.InvalidURI, websockets.InvalidHandshake) as exc:

@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from pydantic import BaseModel, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from weir_common.settings import LayeredSettings
 from weir_gateway.auth import Principal, http_principal
 from weir_gateway.forget import forget_user
 from weir_gateway.internal import InternalClient
@@ -24,18 +24,26 @@ Caller = Annotated[Principal, Depends(http_principal)]
 MemoryType = Literal["profile", "semantic", "episodic"]
 
 
-class MemoryApiSettings(BaseSettings):
+class MemoryApiSettings(LayeredSettings):
     """Where the memory service, the harness, and for "forget me" the knowledge and tools
     services listen (`WEIR_MEMORY_URL`, `WEIR_HARNESS_URL`, `WEIR_RAG_URL`,
     `WEIR_TOOLS_URL`, set by the launcher) and the credential they require."""
 
-    model_config = SettingsConfigDict(extra="ignore")
+    service_name: ClassVar[str] = "gateway"
 
-    weir_memory_url: str | None = None
-    weir_harness_url: str | None = None
+    weir_memory_url: str | None = Field(
+        default=None, description="The memory service's internal API (set by the launcher)."
+    )
+    weir_harness_url: str | None = Field(
+        default=None, description="The harness's internal API (set by the launcher)."
+    )
     weir_rag_url: str | None = None
-    weir_tools_url: str | None = None
-    memory_api_timeout_s: float = 10.0
+    weir_tools_url: str | None = Field(
+        default=None, description="The tools service's internal API (set by the launcher)."
+    )
+    memory_api_timeout_s: float = Field(
+        default=10.0, description="Limit of one call to another service's internal API."
+    )
     weir_service_token: SecretStr = SecretStr("")
 
 

