@@ -73,7 +73,7 @@ lint: setup  ## ruff + mypy (strict)
 	$(PY) -m mypy libs/common deploy services/*/src $(wildcard services/*/tests/*.py) bench tests
 
 contract:  ## regenerate docs/asyncapi.json (the event contract) after an intended change
-	WEIR_UPDATE_CONTRACT=1 $(PYTEST) tests/contract -q
+	WEIR_UPDATE_CONTRACT=1 $(PYTEST) tests/contract/test_asyncapi.py -q
 
 format:  ## apply ruff's formatting and safe fixes
 	$(PY) -m ruff format .
