@@ -77,7 +77,7 @@ settings-doc:  ## regenerate the README's table of every setting (`weir settings
 	$(WEIR) settings --write README.md
 
 contract:  ## regenerate docs/asyncapi.json (the event contract) after an intended change
-	WEIR_UPDATE_CONTRACT=1 $(PYTEST) tests/contract -q
+	WEIR_UPDATE_CONTRACT=1 $(PYTEST) tests/contract/test_asyncapi.py -q
 
 format:  ## apply ruff's formatting and safe fixes
 	$(PY) -m ruff format .

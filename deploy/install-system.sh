@@ -30,12 +30,14 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 # Chinese renders as boxes without a CJK font
 dpkg -s fonts-noto-cjk >/dev/null 2>&1 || missing+=(fonts-noto-cjk)
 
-# Real MCP servers the tools tests and benchmark run against, pinned by deploy/peers'
-# lock file (installed once; offline afterwards).
+# Real MCP servers the tools tests and benchmark run against, and the official AsyncAPI
+# parser the contract test uses, pinned by deploy/peers' lock file (installed once; offline
+# afterwards).
 install_peers() {
     local peers
     peers="$(dirname "$0")/peers"
-    if [ ! -f "$peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js" ]; then
+    if [ ! -f "$peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js" ] ||
+        [ ! -f "$peers/node_modules/@asyncapi/parser/package.json" ]; then
         echo "install-system: npm ci --prefix $peers" >&2
         npm ci --prefix "$peers" --no-audit --no-fund --loglevel=error >/dev/null
     fi

@@ -40,13 +40,24 @@ def test_the_map_names_every_service() -> None:
     assert len({o.service for o in OWNERSHIP}) == len(OWNERSHIP)
 
 
-def test_every_channel_of_the_contract_has_a_producer_and_a_consumer() -> None:
-    channels = json.loads(ASYNCAPI.read_text())["channels"]
-    assert channels
-    for channel in channels.values():
+def test_every_operation_of_the_contract_is_allowed_to_its_principal() -> None:
+    """Each `<principal>.send.<channel>` may write the channel's topic, each `receive` read
+    it (a `{parameter}` of an address filled with its first example). Parking in the
+    dead-letter topics is checked per subscriber below."""
+    document = json.loads(ASYNCAPI.read_text())
+    assert document["operations"]
+    for name, operation in document["operations"].items():
+        channel = document["channels"][operation["channel"]["$ref"].rsplit("/", 1)[1]]
         address = channel["address"]
-        assert writers(address), f"nobody may produce {address}"
-        assert readers(address), f"nobody may consume {address}"
+        if address.endswith(".dlq"):
+            continue
+        for parameter, spec in channel.get("parameters", {}).items():
+            address = address.replace(f"{{{parameter}}}", spec["examples"][0])
+        service, action = name.split(".")[:2]
+        allowed_to = writers(address) if action == "send" else readers(address)
+        assert service in allowed_to, f"{name}: {service} may not {action} {address}"
+    every_channel = {o["channel"]["$ref"] for o in document["operations"].values()}
+    assert len(every_channel) == len(document["channels"])
 
 
 def test_every_catalogue_topic_has_an_owner() -> None:

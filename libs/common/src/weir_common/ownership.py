@@ -27,12 +27,18 @@ class Ownership:
     """Event types it publishes on their own topics."""
     consumes: tuple[str, ...] = ()
     """Event types it subscribes to (it also parks their poison events in `.dlq`)."""
-    writes_replies: bool = False
-    """It publishes replies to the `reply_to` topic a request named (any requester's)."""
+    replies: tuple[str, ...] = ()
+    """Event types it publishes as replies, to the `reply_to` topic a request named (any
+    requester's)."""
     reads_replies: str | None = None
     """The owner part of the reply topics it reads (`gateway.` for `replies.gateway.*`)."""
     groups: tuple[str, ...] = ()
     """Prefixes of its consumer group ids, with the topic prefix left out (`harness.`)."""
+
+    @property
+    def writes_replies(self) -> bool:
+        """It publishes to reply topics."""
+        return bool(self.replies)
 
 
 WORKER_FAILURE = "step.failed"
@@ -61,7 +67,7 @@ OWNERSHIP: tuple[Ownership, ...] = (
             *HARNESS_RESULT_TYPES,
             "tools.catalog.updated",
         ),
-        writes_replies=True,  # run.completed, run.failed, tool.confirmation.requested
+        replies=("run.step", "run.completed", "run.failed", "tool.confirmation.requested"),
         groups=("harness.",),
     ),
     Ownership(
@@ -73,21 +79,21 @@ OWNERSHIP: tuple[Ownership, ...] = (
             "answer.generate.requested",
             "tools.catalog.updated",
         ),
-        writes_replies=True,  # answer.delta, streamed while the answer is generated
+        replies=("answer.delta",),  # streamed while the answer is generated
         groups=("router.",),
     ),
     Ownership(
         "memory",
         produces=("memory.context.ready", "turn.recorded", WORKER_FAILURE),
         consumes=("memory.context.requested", "turn.completed"),
-        writes_replies=True,  # conversation.titled, to the requester's reply topic
+        replies=("conversation.titled",),
         groups=("memory.",),
     ),
     Ownership(
         "rag",
         produces=("rag.retrieve.completed", "ingest.completed", "ingest.failed", WORKER_FAILURE),
         consumes=("ingest.requested", "rag.retrieve.requested"),
-        writes_replies=True,  # ingest outcomes to the requester's reply topic
+        replies=("ingest.completed", "ingest.failed"),  # as well as on their own topics
         groups=("rag.",),
     ),
     Ownership(
@@ -107,6 +113,12 @@ OWNERSHIP: tuple[Ownership, ...] = (
 
 SERVICE_PRINCIPALS = tuple(o.service for o in OWNERSHIP if o.service != "batch")
 """The principals of the six long-running services (each has a SCRAM user in a deployment)."""
+
+
+OWN_TOPIC_TYPES = frozenset(t for o in OWNERSHIP for t in o.produces)
+"""Every event type some principal publishes on its own topic (`<prefix><type>`)."""
+REPLY_TYPES = frozenset(t for o in OWNERSHIP for t in o.replies)
+"""Every event type some service publishes to a requester's `reply_to` topic."""
 
 
 def ownership_of(service: str) -> Ownership:

@@ -17,6 +17,7 @@ from weir_common.bus.deadletter import DeadLetters, RetryPolicy
 from weir_common.bus.logcontext import LogContext, broker_logger, trace_messages
 from weir_common.bus.telemetry import ValidKafkaTelemetryMiddleware
 from weir_common.events import ChatRequested, Event
+from weir_common.ownership import OWN_TOPIC_TYPES, REPLY_TYPES
 from weir_common.topics import Topics
 
 
@@ -93,8 +94,22 @@ def key_of(event: Event) -> bytes | None:
 async def publish(
     broker: KafkaBroker, topics: Topics, event: Event, topic: str | None = None
 ) -> None:
-    """Publish `event` on its own topic (or `topic`), keyed as the catalogue says."""
+    """Publish `event` on its own topic (or `topic`, a requester's `reply_to`), keyed as the
+    catalogue says.
+
+    Only what the ownership map says is published goes out, so every topic published
+    through here is in the event contract (`docs/asyncapi.json`, generated from that map):
+    an event type on its own topic must be some principal's `produces`, one sent elsewhere
+    some service's `replies`. Anything else raises `ValueError`.
+    """
     event_type = str(getattr(event, "type", ""))
+    own = topic is None or topic == topics.of(event_type)
+    if event_type not in (OWN_TOPIC_TYPES if own else REPLY_TYPES):
+        where = "on its own topic" if own else "as a reply"
+        raise ValueError(
+            f"{event_type!r} is not published {where} in weir_common.ownership: add it there"
+            " and run `make contract`"
+        )
     await broker.publish(
         event.model_dump(mode="json"),
         topic=topic or topics.of(event_type),
