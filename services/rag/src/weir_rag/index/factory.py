@@ -12,8 +12,8 @@ from pydantic_settings import SettingsConfigDict
 from weir_common.search.elastic import ElasticLexicalIndex
 from weir_common.search.lexical import LexicalIndex
 from weir_common.search.tantivy_index import TantivyLexicalIndex
-from weir_rag.index.dense import DenseIndex, MilvusDenseIndex
 from weir_common.settings import LayeredSettings
+from weir_rag.index.dense import DenseIndex, MilvusDenseIndex
 
 log = structlog.get_logger(__name__)
 
