@@ -84,7 +84,7 @@ async def _run(args: argparse.Namespace) -> int:
         )
         await services.start()
         gateway = services.url("gateway") if "gateway" in services.ports else "(no gateway)"
-        print(f"weir is running at {gateway}  (chat: make chat)", flush=True)
+        print(f"weir is running at {gateway}  (chat: weir chat)", flush=True)
         if traces is not None:
             print(f"traces: {traces.url}  (Arize Phoenix; every service exports there)", flush=True)
         # a crashed service is restarted by the supervisor; the stack stays up until Ctrl-C

@@ -1,4 +1,4 @@
-"""A terminal chat client: `python -m weir_gateway.client` (or `make chat`).
+"""A terminal chat client: `weir chat` (or `python -m weir_gateway.client`, `make chat`).
 
 Type a message and press Enter; the answer streams in as it is generated. `/new` starts a
 new conversation, `/private` toggles private mode, `/quit` (or Ctrl-D) leaves. Against a
