@@ -34,12 +34,13 @@ dpkg -s fonts-noto-cjk >/dev/null 2>&1 || missing+=(fonts-noto-cjk)
 # parser the contract test uses, pinned by deploy/peers' lock file (installed once; offline
 # afterwards).
 install_peers() {
-    local peers
+    local peers stamp
     peers="$(dirname "$0")/peers"
-    if [ ! -f "$peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js" ] ||
-        [ ! -f "$peers/node_modules/@asyncapi/parser/package.json" ]; then
+    stamp="$peers/node_modules/.weir-installed-lock.json"  # the lock file last installed
+    if ! cmp -s "$peers/package-lock.json" "$stamp"; then
         echo "install-system: npm ci --prefix $peers" >&2
         npm ci --prefix "$peers" --no-audit --no-fund --loglevel=error >/dev/null
+        cp "$peers/package-lock.json" "$stamp"
     fi
 }
 

@@ -27,7 +27,7 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 import pytest
 
-from weir_deploy.kafka import DEFAULT_JVM_OPTS, find_java
+from weir_deploy.kafka_apache import DEFAULT_JVM_OPTS, find_java
 from weir_deploy.kafka_jars import cached_classpath
 from weir_deploy.services import Services
 
