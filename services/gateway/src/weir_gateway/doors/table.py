@@ -16,7 +16,6 @@ from weir_common.events import (
     AnswerDelta,
     Citation,
     ConversationTitled,
-    Envelope,
     Reply,
     RunCompleted,
     RunFailed,
@@ -24,6 +23,7 @@ from weir_common.events import (
     ToolConfirmationRequested,
     utcnow,
 )
+from weir_common.events.base import Envelope
 from weir_gateway.doors import openai_frames, sse, websocket
 from weir_gateway.stream import FRAME_KINDS, Frame, RunStream, frames_of, kind_of, title_frame
 
