@@ -11,7 +11,7 @@ from uuid import uuid4
 import pytest
 
 from weir_common.search import vectors
-from weir_common.search.memory_vectors import InMemoryVectorIndex
+from weir_common.search.inprocess_vectors import InMemoryVectorIndex
 from weir_memory.longterm.vector_index import UserVectorIndex, VectorIndexError, VectorRecord
 from weir_memory.repository import StoreError
 

@@ -17,8 +17,8 @@ import pytest
 
 from weir_common.search.documents import Chunk
 from weir_common.search.elastic import ElasticLexicalIndex
+from weir_common.search.inprocess_vectors import InMemoryVectorIndex
 from weir_common.search.lexical import LexicalIndex
-from weir_common.search.memory_vectors import InMemoryVectorIndex
 from weir_common.search.milvus import MilvusVectorIndex
 from weir_common.search.tantivy_index import TantivyLexicalIndex
 from weir_common.search.text import has_cjk

@@ -26,7 +26,7 @@ from .longterm.ledger import Ledger
 from .longterm.models import Clock
 from .longterm.policy import Policy
 from .longterm.profile import Profile
-from .longterm.profile_store import ProfileStore
+from .longterm.profile_repository import ProfileStore
 from .longterm.repository import ItemStore
 from .longterm.semantic import SemanticMemory
 from .longterm.service import LongTermMemory, RecallSettings

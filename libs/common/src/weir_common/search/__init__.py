@@ -4,7 +4,7 @@
   Snowball English).
 - :mod:`.similarity`: cosine. :mod:`.fusion`: reciprocal rank fusion.
 - :mod:`.vectors`: the vector index protocol, its records and filters; adapters in
-  :mod:`.memory_vectors` (in-process) and :mod:`.milvus` (Milvus / Milvus Lite).
+  :mod:`.inprocess_vectors` (in-process) and :mod:`.milvus` (Milvus / Milvus Lite).
 - :mod:`.documents`: chunks, hits and scopes of the document indexes; :mod:`.lexical`: the
   lexical (BM25) index protocol; adapters in :mod:`.tantivy_index` and :mod:`.elastic`.
 

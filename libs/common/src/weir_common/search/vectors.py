@@ -3,7 +3,7 @@ vector), nearest-neighbour search by cosine filtered on the scalar fields.
 
 An index holds vectors of one dimension, the one it was made for: a vector of another size
 is refused, loudly (``ValueError``). Engine failures raise :class:`VectorIndexError`.
-Adapters: :class:`~weir_common.search.memory_vectors.InMemoryVectorIndex` (in-process) and
+Adapters: :class:`~weir_common.search.inprocess_vectors.InMemoryVectorIndex` (in-process) and
 :class:`~weir_common.search.milvus.MilvusVectorIndex` (Milvus, Milvus Lite).
 """
 

@@ -10,7 +10,7 @@ import structlog
 
 from . import preferences
 from .preferences import MULTI_VALUED, Preference, canonical_key
-from .profile_store import ProfileStore
+from .profile_repository import ProfileStore
 
 log = structlog.get_logger(__name__)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from weir_common.search import vectors
-from weir_common.search.memory_vectors import InMemoryVectorIndex
+from weir_common.search.inprocess_vectors import InMemoryVectorIndex
 from weir_common.search.milvus import MilvusVectorIndex
 from weir_common.search.vectors import VectorField, VectorRow, VectorSchema, Where
 
