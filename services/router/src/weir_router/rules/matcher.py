@@ -19,11 +19,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from weir_common.search.text import CJK
+
 __all__ = ["Matcher", "build_matcher", "compile_terms", "content_length"]
 
 _EN_LEFT = r"(?<![a-z0-9_])"
 _EN_RIGHT = r"(?![a-z0-9_])"
-_CONTENT_CHARS = re.compile(r"[a-zA-Z0-9\u3400-\u9fff]")
+_CONTENT_CHARS = re.compile(f"[a-zA-Z0-9{CJK}]")
 
 
 @dataclass(frozen=True, slots=True)
