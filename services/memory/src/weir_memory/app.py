@@ -9,19 +9,18 @@ import structlog
 from fastapi import FastAPI
 from faststream.kafka import KafkaBroker
 
-from weir_common.bus import KafkaCredentials, command_subscriber_options, make_broker, publish
-from weir_common.events import MemoryContextRequested, TurnCompleted, TurnRecorded
+from weir_common.bus import KafkaCredentials, command_subscriber_options, make_broker
 from weir_common.logs import setup_logging
 from weir_common.runtime import service_app
 from weir_common.service_auth import require_service_token
 from weir_common.telemetry import setup_tracing
 from weir_common.topics import Topics
 
-from . import handlers
 from .admin import MemoryAdmin
 from .api import make_router
 from .conversations.service import Conversations
 from .conversations_api import make_conversations_router
+from .handlers import MemoryHandlers
 from .longterm.models import Clock, utc_now
 from .longterm.vector_upkeep import FallbackReembedError
 from .service import MemoryService
@@ -46,16 +45,7 @@ def register_subscribers(
     """
     group = f"{topics.prefix}memory"
 
-    async def on_context_requested(cmd: MemoryContextRequested) -> None:
-        await publish(broker, topics, await handlers.provide_context(cmd, memory))
-
-    async def on_turn_completed(cmd: TurnCompleted) -> None:
-        result = await handlers.remember_turn(cmd, memory)
-        await publish(broker, topics, result)
-        if isinstance(result, TurnRecorded):  # titled after the run may complete: no delay
-            titled = await handlers.title_conversation(cmd, memory)
-            if titled is not None and cmd.reply_to:
-                await publish(broker, topics, titled, topic=cmd.reply_to)
+    handlers = MemoryHandlers(memory, broker, topics)
 
     # registered by call rather than as decorators: with `**options` mypy cannot pick
     # `subscriber`'s overload and would see the handlers as untyped
@@ -64,13 +54,13 @@ def register_subscribers(
         **command_subscriber_options(
             f"{group}.context", workers, fetch_max_wait_ms=fetch_max_wait_ms
         ),
-    )(on_context_requested)
+    )(handlers.on_context_requested)
     broker.subscriber(
         topics.of("turn.completed"),
         **command_subscriber_options(
             f"{group}.turns", workers, fetch_max_wait_ms=fetch_max_wait_ms
         ),
-    )(on_turn_completed)
+    )(handlers.on_turn_completed)
 
 
 class Schedule:
