@@ -110,6 +110,8 @@ def test_the_contract_lacks_what_no_code_uses() -> None:
     assert not documented(generated(), "other.chat.requested")
     assert documented(generated(), "weir.replies.batch.job-1")
     assert documented(generated(), "weir.chat.requested.dlq")
+    assert documented(generated(), "weir.replies.gateway.pod-2.dlq")
+    assert not documented(generated(), "weir.unknown.type.dlq")
     with pytest.raises(KeyError):
         channel_of("weir.unknown.type", TOPICS)
 
