@@ -27,6 +27,7 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 import pytest
 
+from weir_common.testing.scripted_llm import ScriptedLLM
 from weir_deploy.kafka_apache import DEFAULT_JVM_OPTS, find_java
 from weir_deploy.kafka_jars import cached_classpath
 from weir_deploy.services import Services
@@ -176,10 +177,11 @@ async def test_an_ingestion_request_is_answered_on_its_reply_topic(ingested: Ing
 
 
 async def test_a_chat_turn_streams_steps_and_deltas_to_the_reply_topic(
-    console: Console, ingested: Ingested
+    console: Console, ingested: Ingested, llm: ScriptedLLM
 ) -> None:
     """A question about the ingested document: its retrieval step, the streamed answer and
     the outcome come to the reply topic the request named."""
+    llm.set_script([])  # the model's default answer, whatever an earlier test scripted
     user, run = ingested.user, new_id()
     reply_to = console.address("replies", owner=f"external.{new_id()[:8]}")
     request = {**envelope(user), "type": "chat.requested", "run_id": run,

@@ -250,7 +250,13 @@ def documented(document: Mapping[str, Any], topic: str) -> bool:
     """True when some channel of the document has `topic` (a concrete topic, or an address
     with `{parameters}` as the document writes it) for its address."""
     addresses = [c["address"] for c in document["channels"].values()]
-    return topic in addresses or any(address_pattern(a).fullmatch(topic) for a in addresses)
+    if topic in addresses:
+        return True
+    dead_letters = "{topic}" + DLQ_SUFFIX
+    if topic.endswith(DLQ_SUFFIX):  # the dead-letter topic of a documented topic only
+        parked = topic.removesuffix(DLQ_SUFFIX)
+        return dead_letters in addresses and documented(document, parked)
+    return any(address_pattern(a).fullmatch(topic) for a in addresses if a != dead_letters)
 
 
 def published_topics(brokers: Mapping[str, KafkaBroker], topics: Topics) -> dict[str, list[str]]:
