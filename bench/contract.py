@@ -1,5 +1,6 @@
-"""The event contract in numbers: channels in code against channels documented, and how many
-of the outside client's cases pass against the running product.
+"""The event contract in numbers: channels in code against channels documented, how many
+of the outside client's cases pass against the running product, and which frame kinds each
+door of the gateway (WebSocket, SSE, OpenAI) carries.
 
 Builds the six services' apps as `create_app` does (nothing started), reads every topic their
 real subscribers take and every topic the ownership map lets each principal publish (which
@@ -36,6 +37,8 @@ from weir_common.contract import (
     subscribed_topics,
 )
 from weir_common.topics import Topics
+from weir_gateway.doors.table import coverage, sample_frames
+from weir_gateway.stream import FRAME_KINDS
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENT = ROOT / "docs" / "asyncapi.json"
@@ -88,11 +91,22 @@ def external_client_cases() -> dict[str, Any]:
     return {"passed": passed, "total": len(outcomes.cases), "cases": outcomes.cases}
 
 
+def doors() -> dict[str, Any]:
+    """Every door of the gateway against every kind of frame: carried, dropped on purpose
+    (with why), or a gap."""
+    table = coverage(sample_frames())
+    gaps = [f"{door}:{kind}" for door, row in table.items() for kind, v in row.items()
+            if v == "gap"]  # fmt: skip
+    return {"doors": list(table), "frame_kinds": list(FRAME_KINDS), "table": table,
+            "gaps": gaps}  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-external", action="store_true", help="only count channels")
     args = parser.parse_args()
     result: dict[str, Any] = channels()
+    result["doors"] = doors()
     result["external_client_cases"] = None if args.skip_external else external_client_cases()
     out = write_result("contract", result)
     print(json.dumps(result, indent=2))

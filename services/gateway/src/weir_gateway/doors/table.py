@@ -9,21 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
-from weir_common.events import (
-    AnswerDelta,
-    Citation,
-    ConversationTitled,
-    Reply,
-    RunCompleted,
-    RunFailed,
-    RunStep,
-    ToolConfirmationRequested,
-    utcnow,
-)
-from weir_common.events.base import Envelope
+from weir_common.events import ConversationTitled
+from weir_common.testing.sample_run import sample_replies
 from weir_gateway.doors import openai_frames, sse, websocket
 from weir_gateway.stream import FRAME_KINDS, Frame, RunStream, frames_of, kind_of, title_frame
 
@@ -67,27 +56,11 @@ def coverage(samples: dict[str, Frame]) -> dict[str, dict[str, str]]:
 
 def sample_frames() -> dict[str, Frame]:
     """One frame of each kind, made by the stream itself from the replies of a sample run."""
-    run: Envelope = {"run_id": "r1", "conversation_id": "c1", "user_id": "ann"}
-    cited = Citation(document_id="d1", source="falcon.pdf", locator="p. 3", score=0.4)
-    replies: list[Reply] = [
-        AnswerDelta(seq=0, text="Let me look. ", **run),
-        AnswerDelta(seq=0, attempt=2, text="The code ", **run),
-        RunStep(kind="thought", content="I should read the file", **run),
-        RunStep(kind="action", content="read_text_file(...)", tool="read_text_file",
-                arguments={"path": "/d/falcon.txt"}, **run),
-        RunStep(kind="observation", content="launch code 7", tool="read_text_file", **run),
-        RunStep(kind="retrieval", content="falcon.pdf", sources=[cited], **run),
-        ToolConfirmationRequested(call_id="c1", tool="append_note", arguments={"text": "7"},
-                                  expires_at=utcnow() + timedelta(minutes=5), **run),
-        RunCompleted(text="The code is 7.", route="rag", **run),
-        RunFailed(code="step_failed", reason="answer.generate.requested failed after 3 "
-                  "attempts", **run),
-    ]  # fmt: skip
     frames: dict[str, Frame] = {}
-    for reply in replies:  # a fresh stream each: a run ends once
-        stream = RunStream("r1", "c1", "m1")
-        for frame in frames_of(stream, reply):
+    for reply in sample_replies():  # a fresh stream each: a run ends once
+        if isinstance(reply, ConversationTitled):
+            frames["title"] = title_frame(reply)
+            continue
+        for frame in frames_of(RunStream("r1", "c1", "m1"), reply):
             frames.setdefault(kind_of(frame), frame)
-    title = ConversationTitled(client_conversation_id="c1", title="Project Falcon", user_id="ann")
-    frames["title"] = title_frame(title)
     return frames
