@@ -15,13 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from weir_common.search.documents import Chunk
 from weir_common.search.elastic import ElasticLexicalIndex
 from weir_common.search.inprocess_vectors import InMemoryVectorIndex
 from weir_common.search.lexical import LexicalIndex
 from weir_common.search.milvus import MilvusVectorIndex
 from weir_common.search.tantivy_index import TantivyLexicalIndex
-from weir_common.search.text import has_cjk
 from weir_common.search.vectors import VectorField, VectorIndex, VectorSchema
 
 #: A schema like memory's: who owns a row, what kind it is, a session, and an integer; the
@@ -42,30 +40,6 @@ def unit(*xs: float) -> list[float]:
     """`xs` scaled to length 1."""
     norm = math.sqrt(sum(x * x for x in xs))
     return [x / norm for x in xs]
-
-
-def make_chunk(
-    chunk_id: str,
-    text: str,
-    *,
-    document_id: str = "doc-1",
-    owner: str | None = None,
-    collection: str = "default",
-    raw: str | None = None,
-) -> Chunk:
-    """A chunk with citation fields filled from its ids."""
-    return Chunk(
-        chunk_id=chunk_id,
-        document_id=document_id,
-        source=f"{document_id}.md",
-        collection=collection,
-        owner=owner,
-        semantic_text=text,
-        raw_content=raw if raw is not None else text,
-        locator=f"## {chunk_id}",
-        chunk_index=int(chunk_id.rsplit("-", 1)[-1]) if chunk_id[-1].isdigit() else 0,
-        metadata={"lang": "zh" if has_cjk(text) else "en"},
-    )
 
 
 @pytest.fixture(params=["tantivy", "elasticsearch"])

@@ -6,8 +6,7 @@ import pytest
 
 from weir_common.search.documents import Scope
 from weir_common.search.lexical import LexicalIndex
-
-from .conftest import make_chunk
+from weir_common.testing.chunks import make_chunk
 
 pytestmark = pytest.mark.integration
 

@@ -8,8 +8,7 @@ from weir_common.search import text
 from weir_common.search.documents import Scope
 from weir_common.search.records import from_record, safe_name, to_record, visible_owners
 from weir_common.search.tantivy_index import _analyzer
-
-from .conftest import make_chunk
+from weir_common.testing.chunks import make_chunk
 
 pytestmark = pytest.mark.unit
 

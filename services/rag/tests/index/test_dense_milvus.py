@@ -8,9 +8,8 @@ import pytest
 from weir_common.embeddings import Embedder
 from weir_common.search.documents import Chunk, Scope
 from weir_common.search.milvus import milvus_filter
+from weir_common.testing.chunks import make_chunk
 from weir_rag.index.dense import MilvusDenseIndex, scope_where
-
-from .conftest import make_chunk
 
 pytestmark = pytest.mark.integration
 
