@@ -101,3 +101,17 @@ def test_chunks_of_a_streamed_answer() -> None:
     error = completion.encode({"type": "error", "code": "deadline", "message": "late"})
     assert error == {"error": {"message": "late", "type": "server_error", "code": "deadline",
                                "param": None}}  # fmt: skip
+
+
+def test_a_whole_completion_whose_run_asks_for_approval_says_how_to_give_it() -> None:
+    completion = Completion("r1", "c1", "weir-agent")
+    ask = {"type": "confirm", "run_id": "r1", "call_id": "k1", "tool": "append_note",
+           "arguments": {"text": "hi"}, "server": "notes", "reason": "side_effects",
+           "expires_at": "2026-12-04T22:00:00+00:00", "conversation_id": "c1",
+           "id": None}  # fmt: skip
+    whole = completion.whole(ask)
+    text = whole["choices"][0]["message"]["content"]
+    assert 'append_note({"text": "hi"})' in text
+    assert "POST /api/runs/r1/confirm" in text
+    assert whole["weir"]["confirm"]["call_id"] == "k1"
+    assert whole["weir"]["run_id"] == "r1"

@@ -131,7 +131,7 @@ async def _whole(outbox: asyncio.Queue[Frame], completion: Completion) -> Respon
     while True:
         frame = await outbox.get()
         completion.encode(frame)  # gathers the steps
-        if frame["type"] == "done":
+        if frame["type"] in ("done", "confirm"):
             return JSONResponse(completion.whole(frame))
         if frame["type"] == "error":
             code = ERROR_STATUS.get(frame.get("code") or "", 502)

@@ -6,11 +6,14 @@ for approval, the run's ids and route) rides in the extension field `weir`, on c
 empty `delta`, so strict clients show only the answer. A generation restart (`reset`) cannot
 take back text a client already shows: the new attempt starts on a new paragraph, and
 `weir.reset` tells weir-aware clients to drop what came before. An `error` becomes a chunk
-`{"error": …}`, which the OpenAI SDKs raise.
+`{"error": …}`, which the OpenAI SDKs raise. A whole (not streamed) completion whose run
+stops to ask the user about a tool call answers at once with how to approve it, since a
+client waiting for the whole answer cannot see the question.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -91,15 +94,30 @@ class Completion:
                 "steps": self.steps}  # fmt: skip
 
     def whole(self, done: Frame) -> dict[str, Any]:
-        """The `chat.completion` of a run that ended with `done`."""
+        """The `chat.completion` of a run that ended with `done`, or of one that stopped to
+        ask the user about a tool call (`confirm`: the run goes on once answered)."""
+        if done["type"] == "confirm":
+            summary = {**self.summary({}), "confirm": _ask(done)}
+            done = {"text": waiting_text(done)}
+        else:
+            summary = self.summary(done)
         message = {"role": "assistant", "content": done["text"], "refusal": None}
         return {
             "id": self.id, "object": "chat.completion", "created": self.created,
             "model": self.model,
             "choices": [{"index": 0, "message": message, "finish_reason": "stop",
                          "logprobs": None}],
-            "weir": self.summary(done),
+            "weir": summary,
         }  # fmt: skip
+
+
+def waiting_text(ask: Frame) -> str:
+    """What a whole completion says when its run stops to ask the user about a tool call."""
+    arguments = json.dumps(ask.get("arguments") or {}, ensure_ascii=False)
+    return (f"The run waits for your approval to call {ask['tool']}({arguments}). Approve or "
+            f"deny it with POST /api/runs/{ask['run_id']}/confirm "
+            f'{{"call_id": "{ask["call_id"]}", "approve": true|false}}; the answer is then at '
+            f"GET /api/runs/{ask['run_id']}.")  # fmt: skip
 
 
 def _ask(frame: Frame) -> dict[str, Any]:
