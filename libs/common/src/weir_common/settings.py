@@ -119,7 +119,10 @@ class WeirSettings(LayeredSettings):
         default=None, description="`min.insync.replicas` of created topics (None: the broker's)."
     )
     kafka_fetch_max_wait_ms: int = Field(
-        default=500, description="Longest a consumer's fetch waits for new events."
+        default=5000,
+        description="Longest a consumer's fetch waits for new events (a long poll: the broker "
+        "answers as soon as one arrives, so only an idle consumer waits it out; tansu, which "
+        "does not wake a waiting fetch, gets 10 from the launcher).",
     )
     kafka_security_protocol: Literal["PLAINTEXT", "SASL_PLAINTEXT", "SASL_SSL"] = Field(
         default="PLAINTEXT",

@@ -7,7 +7,7 @@ import asyncio
 import structlog
 from fastapi import FastAPI, WebSocket, status
 
-from weir_common.bus import KafkaCredentials, make_broker, subscriber_options
+from weir_common.bus import KafkaCredentials, make_broker, reply_subscriber_options
 from weir_common.logs import setup_logging
 from weir_common.metrics import WS_OPEN, WS_OPENED
 from weir_common.objects import LocalObjectStore
@@ -58,7 +58,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     )
     hub = ReplyHub()
     reply_topic = settings.topics.reply(f"gateway.{settings.instance_id}")
-    options = subscriber_options(
+    options = reply_subscriber_options(
         f"weir.gateway.{settings.instance_id}", fetch_max_wait_ms=settings.kafka_fetch_max_wait_ms
     )
     broker.subscriber(reply_topic, **options)(ReplyHandler(hub).on_reply)

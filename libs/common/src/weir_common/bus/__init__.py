@@ -6,6 +6,7 @@ from weir_common.bus.broker import (
     key_of,
     make_broker,
     publish,
+    reply_subscriber_options,
     subscriber_options,
     wait_until_assigned,
 )
@@ -25,6 +26,7 @@ __all__ = [
     "key_of",
     "make_broker",
     "publish",
+    "reply_subscriber_options",
     "subscriber_options",
     "wait_until_assigned",
 ]

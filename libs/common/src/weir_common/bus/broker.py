@@ -67,6 +67,24 @@ def subscriber_options(group: str, *, fetch_max_wait_ms: int = 500) -> dict[str,
     }
 
 
+def reply_subscriber_options(group: str, *, fetch_max_wait_ms: int = 500) -> dict[str, Any]:
+    """Options for a gateway's subscriber of its own reply topic.
+
+    Replies are committed in the background (`AckPolicy.ACK_FIRST`: aiokafka's periodic
+    auto-commit), not one commit request per reply: a reply is only worth something to the
+    socket that waits for it, and a gateway that dies takes its sockets along. A client that
+    resumes reads the run's replies back from the topic by time (`weir_gateway.tail`), and
+    the run's record has its final answer, so a skipped or repeated reply loses nothing (the
+    hub drops pieces it has sent).
+    """
+    return {
+        "group_id": group,
+        "ack_policy": AckPolicy.ACK_FIRST,
+        "auto_offset_reset": "earliest",
+        "fetch_max_wait_ms": fetch_max_wait_ms,
+    }
+
+
 def command_subscriber_options(
     group: str, max_workers: int, *, fetch_max_wait_ms: int = 500
 ) -> dict[str, Any]:
