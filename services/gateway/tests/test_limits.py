@@ -4,6 +4,7 @@ quota, and quotas count per user."""
 
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 import pytest
@@ -65,3 +66,14 @@ async def test_quotas_count_per_user_and_runs_in_flight() -> None:
     with pytest.raises(QuotaExceededError) as busy:
         quotas.admit_run("alice", 1)
     assert busy.value.code == "too_many_runs"
+
+
+async def test_an_unreachable_quota_store_refuses_with_unavailable_not_a_crash() -> None:
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    quotas = Quotas(GatewaySettings(redis_url=f"redis://127.0.0.1:{port}/0"))
+    with pytest.raises(QuotaExceededError) as refused:
+        await quotas.spend("chat", "ann")
+    assert (refused.value.code, refused.value.status) == ("unavailable", 503)
+    assert "try again" in refused.value.reason

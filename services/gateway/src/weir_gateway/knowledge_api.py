@@ -73,7 +73,7 @@ async def upload(
         await state.quotas.spend("upload", caller.user_id, cost=len(files))
     except QuotaExceededError as exc:
         retry = {"Retry-After": str(int(exc.retry_after_s + 0.999))}
-        raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, exc.reason, retry) from None
+        raise HTTPException(exc.status, exc.reason, retry) from None
     owner = None if shared else caller.user_id
     pending: list[tuple[str, str, asyncio.Future[IngestCompleted | IngestFailed] | None]] = []
     for upload_file in files:

@@ -47,6 +47,9 @@ class GatewaySettings(WeirSettings):
     redis_url: str | None = Field(
         default=None, description="Redis for WS tickets shared by replicas (else in-process)."
     )
+    quota_redis_connections: int = Field(
+        default=32, ge=1, description="Connections to Redis for quotas (more callers wait)."
+    )
     weir_rag_url: str | None = Field(
         default=None, description="The rag service's internal API (set by the launcher)."
     )

@@ -122,8 +122,12 @@ async def _start(
                          settings=state.settings, quotas=state.quotas)  # fmt: skip
     except QuotaExceededError as exc:
         retry = {"Retry-After": str(int(exc.retry_after_s + 0.999))}
-        refused = error_body(exc.reason, "rate_limit_error", exc.code)
-        raise OpenAIError(status.HTTP_429_TOO_MANY_REQUESTS, refused, retry) from None
+        kind = (
+            "rate_limit_error"
+            if exc.status == status.HTTP_429_TOO_MANY_REQUESTS
+            else "server_error"
+        )
+        raise OpenAIError(exc.status, error_body(exc.reason, kind, exc.code), retry) from None
     return outbox, Completion(stream.run_id, stream.conversation_id, body.model)
 
 

@@ -100,7 +100,7 @@ async def chat(
         )
     except QuotaExceededError as exc:
         retry = {"Retry-After": str(int(exc.retry_after_s + 0.999))}
-        raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, exc.reason, retry) from None
+        raise HTTPException(exc.status, exc.reason, retry) from None
 
     async def events() -> AsyncIterator[str]:
         yield sse("conversation_id", {"conversation_id": conversation, "run_id": stream.run_id})
