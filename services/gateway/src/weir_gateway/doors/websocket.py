@@ -80,7 +80,12 @@ class ChatConnection:
         )
         try:
             while True:
-                await self._on_text(await self._ws.receive_text())
+                text = await self._ws.receive_text()
+                try:
+                    await self._on_text(text)
+                except Exception:  # one frame's failure is not the connection's
+                    log.exception("ws.frame_failed", user_id=self._user)
+                    self._error("internal", "this frame could not be handled; try again")
         except WebSocketDisconnect:
             pass
         finally:
