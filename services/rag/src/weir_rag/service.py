@@ -93,7 +93,10 @@ class Knowledge:
     async def search(
         self, query: str, top_k: int, user_id: str | None, collection: str = "default"
     ) -> list[Passage]:
-        """Passages from the shared base and `user_id`'s own documents, best first."""
+        """Passages from the shared base and `user_id`'s own documents, best first (none, and
+        no query embedded, when the user can see no document of the collection)."""
+        if not await self.registry.any_searchable(collection, user_id):
+            return []
         scope = Scope(collection=collection, user_id=user_id)
         hits = await self.retriever.search(query, top_k, scope)
         dual = self.retriever.switches.dual_storage

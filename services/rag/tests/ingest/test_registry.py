@@ -114,3 +114,17 @@ async def test_a_users_documents_the_files_others_use_and_the_tombstone(
     assert await registry.tombstone("alice", at + timedelta(days=1)) == at + timedelta(days=1)
     assert await registry.forgotten_at("alice") == at + timedelta(days=1)
     assert await registry.forgotten_at("bob") is None
+
+
+async def test_searchable_means_visible_with_chunks(registry: DocumentRegistry) -> None:
+    assert not await registry.any_searchable("kb", "ann")
+    private = DocumentInfo("mine", "mine.md", "kb", "ann", "h1")
+    await registry.mark_failed(private, "the PDF is encrypted")  # nothing indexed
+    assert not await registry.any_searchable("kb", "ann")
+    await registry.mark_ready(private, 4)
+    assert await registry.any_searchable("kb", "ann")
+    assert not await registry.any_searchable("kb", "bob")
+    assert not await registry.any_searchable("other", "ann")
+    await registry.mark_ready(info("h1", "shared"), 2)
+    assert await registry.any_searchable("kb", "bob")
+    assert await registry.any_searchable("kb", None)

@@ -102,6 +102,10 @@ class DocumentRegistry(Protocol):
         """Forget a document; False when it was not registered."""
         ...
 
+    async def any_searchable(self, collection: str, user_id: str | None) -> bool:
+        """True when some document of `collection` that `user_id` may see has chunks."""
+        ...
+
     async def owned_by(self, owner: str) -> Sequence[DocumentRecord]:
         """Every private document of `owner` (ready or failed)."""
         ...
@@ -173,6 +177,11 @@ class InMemoryRegistry:
     async def delete(self, document_id: str) -> bool:
         """Remove a record."""
         return self._records.pop(document_id, None) is not None
+
+    async def any_searchable(self, collection: str, user_id: str | None) -> bool:
+        """A visible document of the collection with chunks."""
+        return any(r.collection == collection and r.chunk_count > 0 and r.visible_to(user_id)
+                   for r in self._records.values())  # fmt: skip
 
     async def owned_by(self, owner: str) -> Sequence[DocumentRecord]:
         """The owner's records, by document_id."""

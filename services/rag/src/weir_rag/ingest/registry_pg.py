@@ -111,6 +111,15 @@ class PostgresRegistry:
         )
         return bool(status.endswith(" 1"))
 
+    async def any_searchable(self, collection: str, user_id: str | None) -> bool:
+        """One indexed lookup: a visible document of the collection with chunks."""
+        found = await self.pool.fetchval(
+            "SELECT 1 FROM rag_documents WHERE collection = $1 AND chunk_count > 0"
+            " AND (owner IS NULL OR owner = $2) LIMIT 1",
+            collection, user_id,
+        )  # fmt: skip
+        return found is not None
+
     async def owned_by(self, owner: str) -> Sequence[DocumentRecord]:
         """The owner's records, by document_id."""
         rows = await self.pool.fetch(
