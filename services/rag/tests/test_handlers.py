@@ -17,7 +17,7 @@ from weir_common.events import EVENT_ADAPTER, AnyEvent, RagRetrieveRequested, St
 from weir_common.search.documents import Hit, Scope
 from weir_common.topics import Topics
 from weir_rag.handlers import RagHandlers
-from weir_rag.ingest import InMemoryRegistry, LocalObjectStore
+from weir_rag.ingest import DocumentInfo, InMemoryRegistry, LocalObjectStore
 from weir_rag.retrieve.pipeline import Retriever
 from weir_rag.service import Knowledge
 
@@ -42,11 +42,13 @@ def embedder() -> Embedder:
 async def test_an_engine_failure_is_a_transient_step_failure(
     tmp_path: Path, embedder: Embedder
 ) -> None:
-    dense, lexical = UnreachableDense(), FakeLexical()
+    dense, lexical, registry = UnreachableDense(), FakeLexical(), InMemoryRegistry()
     knowledge = Knowledge(
-        LocalObjectStore.under(tmp_path), InMemoryRegistry(), embedder, dense, lexical,
+        LocalObjectStore.under(tmp_path), registry, embedder, dense, lexical,
         Retriever(embedder, dense, lexical),
     )  # fmt: skip
+    # a shared document is indexed, so the search goes to the (unreachable) engine
+    await registry.mark_ready(DocumentInfo("d1", "d1.md", "default", None, "h1"), 3)
     topics = Topics(prefix=f"test.{uuid4().hex}.")
     broker = make_broker("127.0.0.1:9", "rag", TracerProvider())
     answers: list[AnyEvent] = []

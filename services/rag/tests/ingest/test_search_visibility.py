@@ -24,7 +24,7 @@ class Counting:
     """The real embedder, counting the queries it embeds."""
 
     def __init__(self, inner: Embedder) -> None:
-        self.inner, self.queries = inner, 0
+        self.inner, self.queries, self.name = inner, 0, inner.name
 
     @property
     def dimension(self) -> int:
