@@ -43,6 +43,10 @@ def import_litellm() -> Any:
 
     litellm.suppress_debug_info = True
     litellm.disable_hf_tokenizer_download = True
+    # litellm hands every streamed chunk to a thread for its own success logging and prices
+    # the call at the end; weir registers no litellm callbacks and reads usage from the
+    # stream's last chunk, so that work (a thread hop per chunk) is pure cost
+    litellm.disable_streaming_logging = True
     for name in _LITELLM_LOGGERS:
         logging.getLogger(name).setLevel(logging.ERROR)
     return litellm
