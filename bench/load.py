@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from load_clients import Client, Turn, chat, connect_all
-from load_report import direct_ttft_ms, idle_report, load_report, soak_report
+from load_report import direct_ttft_ms, idle_report, load_report, model_calls, soak_report
 from procstat import Usage, loadavg, usage
 from pyspy_profile import Profiler
 from turn_overhead import kafka_version
@@ -66,10 +66,10 @@ def roots_of(stack: Stack, services: Services) -> dict[str, int]:
     return roots
 
 
-def reading(roots: dict[str, int]) -> tuple[Usage, float]:
+def reading(roots: dict[str, int], *, pss: bool = False) -> tuple[Usage, float]:
     """Every tree's usage now, and this process's own CPU seconds (clients + model)."""
     times = os.times()
-    return usage(roots, time.monotonic()), times.user + times.system
+    return usage(roots, time.monotonic(), pss=pss), times.user + times.system
 
 
 async def idle(roots: dict[str, int], seconds: float) -> dict[str, Any]:
@@ -81,7 +81,7 @@ async def idle(roots: dict[str, int], seconds: float) -> dict[str, Any]:
 
 
 async def load(
-    url: str, roots: dict[str, int], args: argparse.Namespace, services: Services
+    url: str, roots: dict[str, int], args: argparse.Namespace, services: Services, llm: ScriptedLLM
 ) -> dict[str, Any]:
     """`--clients` × `--turns` turns; with `--profile`, py-spy on each service meanwhile."""
     clients = [Client(url, i, f"load-{os.getpid()}-{i}") for i in range(args.clients)]
@@ -102,6 +102,7 @@ async def load(
             print(f"profile of {name}: {path} (stacks: {profiler.path(name)})")
     await asyncio.gather(*(c.close() for c in clients))
     report = load_report(turns, before, after, own_after - own_before)
+    report["model_calls_per_turn"] = model_calls(llm.recorded, report["turns_answered"])
     return {**report, "load_avg_before": load_before, "load_avg_after": loadavg()}
 
 
@@ -113,12 +114,12 @@ async def soak(
     await connect_all(clients)
     load_before = loadavg()
     began = time.monotonic()
-    samples: list[Usage] = [reading(roots)[0]]
+    samples: list[Usage] = [reading(roots, pss=True)[0]]
 
     async def sampler() -> None:
         for minute in range(1, minutes + 1):
             await asyncio.sleep(max(0.0, began + 60 * minute - time.monotonic()))
-            samples.append(reading(roots)[0])
+            samples.append(reading(roots, pss=True)[0])
             llm.state.recorded.clear()  # the model keeps every request: not ours to grow
             done = [t for t in turns_so_far if t.status == "done"]
             print(f"  minute {minute}: {len(done)} turns answered so far, {loadavg()}")
@@ -175,7 +176,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
                 result.update(await soak(url, roots, args.soak_minutes, args.clients, llm))
             else:
                 print(f"load: {args.clients} clients × {args.turns} turns", flush=True)
-                result.update(await load(url, roots, args, services))
+                result.update(await load(url, roots, args, services, llm))
                 if "ttft_p50_ms" in result:
                     added = result["ttft_p50_ms"] - result["ttft_direct_p50_ms"]
                     result["ttft_added_p50_ms"] = round(added, 2)

@@ -10,6 +10,7 @@ from load_clients import Turn
 from procstat import Usage, cpu_between
 
 from benchlib import pct
+from weir_common.llm.litellm_support import import_litellm
 
 DIRECT_WARMUP = 5
 DIRECT_SAMPLES = 30
@@ -18,8 +19,8 @@ PROMPT = "hello, how are you doing today?"
 
 async def direct_ttft_ms(base_url: str) -> list[float]:
     """The scripted model's own time to its first content token, called directly through
-    litellm the way the services call it (`openai/scripted`, streamed); ms per call."""
-    import litellm  # noqa: PLC0415 - seconds to import; only here
+    litellm the way the services call it (`openai/scripted`, streamed, no retries); ms."""
+    litellm = import_litellm()  # without the network fetch of litellm's price map
 
     times: list[float] = []
     for i in range(DIRECT_WARMUP + DIRECT_SAMPLES):
@@ -31,6 +32,9 @@ async def direct_ttft_ms(base_url: str) -> list[float]:
             api_key="sk-scripted",
             messages=[{"role": "user", "content": PROMPT}],
             stream=True,
+            stream_options={"include_usage": True},
+            num_retries=0,
+            max_retries=0,
         )
         async for chunk in stream:
             content = chunk.choices[0].delta.content if chunk.choices else None
@@ -41,6 +45,20 @@ async def direct_ttft_ms(base_url: str) -> list[float]:
         if i >= DIRECT_WARMUP:
             times.append(first)
     return times
+
+
+def model_calls(recorded: list[dict[str, Any]], turns: int) -> dict[str, float]:
+    """Requests the scripted model got per answered turn: memory's own (its prompts start
+    with `[weir-memory]`), the other chat completions, and embeddings."""
+    counts: Counter[str] = Counter()
+    for request in recorded:
+        if request["path"] != "/v1/chat/completions":
+            counts["embeddings"] += 1
+            continue
+        messages = request["body"].get("messages") or [{}]
+        first = str(messages[0].get("content") or "")
+        counts["memory" if first.startswith("[weir-memory]") else "answer"] += 1
+    return {kind: round(n / max(turns, 1), 2) for kind, n in sorted(counts.items())}
 
 
 def _ms(values_s: list[float], q: float) -> float:
@@ -92,6 +110,7 @@ def load_report(
         # the clients and the in-process scripted model (and py-spy's parent): not in the total
         "bench_process_cpu_ms_per_turn": round(1000 * bench_cpu_s / per, 2),
         "rss_mb_after_load": after.rss_mb,
+        "processes_per_tree": after.processes,
     }
     if latency:
         report["p50_s"] = round(_ms(latency, 50) / 1000, 3)
@@ -125,10 +144,16 @@ def soak_report(turns: list[Turn], began: float, samples: list[Usage]) -> dict[s
             "errors": sum(t.status == "error" for t in inside),
             "cpu_percent_of_core": {n: round(100 * c / seconds, 1) for n, c in cpu.items()},
             "rss_mb": samples[k + 1].rss_mb,
+            "pss_mb": samples[k + 1].pss_mb,
+            "processes": samples[k + 1].processes,
         })  # fmt: skip
     first, last = per_minute[0]["turns_per_s"], per_minute[-1]["turns_per_s"]
-    base = samples[min(2, minutes - 1)].rss_mb  # the end of minute 2 (the start when shorter)
-    growth = {n: round(samples[-1].rss_mb[n] - base[n], 1) for n in samples[-1].rss_mb}
+    base = samples[min(2, minutes - 1)]  # the end of minute 2 (earlier when shorter)
+
+    def growth(of: str) -> dict[str, float]:
+        last, first = getattr(samples[-1], of), getattr(base, of)
+        return {n: round(last[n] - first.get(n, 0.0), 1) for n in last}
+
     outcomes = _outcomes(turns)
     return {
         "soak_minutes": minutes,
@@ -136,7 +161,8 @@ def soak_report(turns: list[Turn], began: float, samples: list[Usage]) -> dict[s
         "soak_unanswered": outcomes["errors_by_kind"]["unanswered"],
         "soak_errors": outcomes["errors_by_kind"]["error"],
         "soak_last_over_first": round(last / first, 3) if first else None,
-        "soak_rss_growth_mb": growth,
+        "soak_rss_growth_mb": growth("rss_mb"),
+        "soak_pss_growth_mb": growth("pss_mb"),
         "soak_rss_growth_from_minute": min(2, minutes - 1),
         "soak_per_minute": per_minute,
     }

@@ -81,18 +81,41 @@ class Usage:
     at: float  # time.monotonic()
     cpu_s: dict[str, float]
     rss_mb: dict[str, float]
+    processes: dict[str, int]  # how many processes each tree has now
+    pss_mb: dict[str, float]  # proportional set size (shared pages split): when asked for
 
 
-def usage(roots: dict[str, int], at: float) -> Usage:
-    """Read every tracked tree now."""
+def pss_mb(pid: int) -> float:
+    """The process's proportional set size (0 when gone or unreadable)."""
+    try:
+        text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return 0.0
+    for line in text.splitlines():
+        if line.startswith("Pss:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def usage(roots: dict[str, int], at: float, *, pss: bool = False) -> Usage:
+    """Read every tracked tree now (`pss`: also the PSS of each, which costs more).
+
+    RSS summed over a tree counts shared pages once per process (PostgreSQL's shared
+    buffers in every backend); PSS splits them between the processes that share them.
+    """
     procs = snapshot()
     cpu: dict[str, float] = {}
     rss: dict[str, float] = {}
+    count: dict[str, int] = {}
+    proportional: dict[str, float] = {}
     for name, root in roots.items():
         members = tree(procs, root)
         cpu[name] = sum(p.cpu_s + p.reaped_cpu_s for p in members)
         rss[name] = round(sum(p.rss_mb for p in members), 1)
-    return Usage(at=at, cpu_s=cpu, rss_mb=rss)
+        count[name] = len(members)
+        if pss:
+            proportional[name] = round(sum(pss_mb(p.pid) for p in members), 1)
+    return Usage(at=at, cpu_s=cpu, rss_mb=rss, processes=count, pss_mb=proportional)
 
 
 def cpu_between(before: Usage, after: Usage) -> dict[str, float]:
