@@ -93,7 +93,7 @@ bench: setup  ## every benchmark (tens of minutes); results in bench/results/*.j
 
 bench-soak: setup  ## the 10-minute soak of bench/load.py (KAFKA_IMPL=tansu for tansu); load_soak.json
 	$(PY) -m weir_deploy fetch
-	$(PY) bench/load.py --soak --idle-seconds 0
+	$(PY) bench/load.py --soak --idle-seconds 0 --idle-after-seconds 30
 
 bench-profile: setup  ## bench/load.py with py-spy on each service; bench/results/profile_<service>.txt
 	$(PY) bench/load.py --idle-seconds 0 --profile .data/profile

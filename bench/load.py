@@ -181,6 +181,11 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
                     added = result["ttft_p50_ms"] - result["ttft_direct_p50_ms"]
                     result["ttft_added_p50_ms"] = round(added, 2)
             result["clients"] = args.clients
+            if args.idle_after_seconds > 0:
+                await asyncio.sleep(5.0)  # the last runs close, memory's work drains
+                print(f"idle after for {args.idle_after_seconds} s", flush=True)
+                after = await idle(roots, args.idle_after_seconds)
+                result.update({k.replace("idle_", "idle_after_", 1): v for k, v in after.items()})
             if died := services.exited():
                 raise RuntimeError(f"services died: {died} (logs in {logs})")
     return result
@@ -195,6 +200,9 @@ def main() -> None:
         "--kafka-impl", choices=("apache", "tansu"), default=os.environ.get("KAFKA_IMPL", "apache")
     )
     parser.add_argument("--idle-seconds", type=float, default=30.0, help="0: no idle reading")
+    parser.add_argument(
+        "--idle-after-seconds", type=float, default=0.0, help="an idle reading after the traffic"
+    )
     parser.add_argument("--settle-seconds", type=float, default=10.0)
     parser.add_argument("--token-delay-s", type=float, default=0.0, help="model pause per token")
     parser.add_argument("--profile", type=Path, help="py-spy each service into this folder")
