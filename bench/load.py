@@ -92,11 +92,14 @@ async def load(
         profiler.start()
         await asyncio.sleep(1.0)  # py-spy attaches
     load_before = loadavg()
-    before, own_before = reading(roots)
-    turns = await chat(clients, args.turns, None)
-    after, own_after = reading(roots)
+    try:
+        before, own_before = reading(roots)
+        turns = await chat(clients, args.turns, None)
+        after, own_after = reading(roots)
+    finally:
+        if profiler is not None:
+            profiler.stop()
     if profiler is not None:
-        profiler.stop()
         answered = sum(t.status == "done" for t in turns)
         for name, path in profiler.summarise(answered, after.at - before.at).items():
             print(f"profile of {name}: {path} (stacks: {profiler.path(name)})")
@@ -186,8 +189,9 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
                 print(f"idle after for {args.idle_after_seconds} s", flush=True)
                 after = await idle(roots, args.idle_after_seconds)
                 result.update({k.replace("idle_", "idle_after_", 1): v for k, v in after.items()})
-            if died := services.exited():
-                raise RuntimeError(f"services died: {died} (logs in {logs})")
+            # the figures are kept, with the services that died on the way named
+            result["services_exited"] = services.exited()
+            result["logs"] = str(logs)
     return result
 
 
@@ -223,6 +227,8 @@ def main() -> None:
         if key in result:
             print(f"  {key}: {result[key]}")
     print(f"written to {out}")
+    if result["services_exited"]:
+        raise SystemExit(f"services died during the run: {result['services_exited']}")
 
 
 if __name__ == "__main__":
