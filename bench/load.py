@@ -99,12 +99,12 @@ async def load(
     finally:
         if profiler is not None:
             profiler.stop()
-    if profiler is not None:
-        answered = sum(t.status == "done" for t in turns)
-        for name, path in profiler.summarise(answered, after.at - before.at).items():
-            print(f"profile of {name}: {path} (stacks: {profiler.path(name)})")
     await asyncio.gather(*(c.close() for c in clients))
     report = load_report(turns, before, after, own_after - own_before)
+    if profiler is not None:
+        seconds, answered = after.at - before.at, report["turns_answered"]
+        for name, path in profiler.summarise(answered, seconds, report["cpu_ms_per_turn"]).items():
+            print(f"profile of {name}: {path} (stacks: {profiler.path(name)})")
     report["model_calls_per_turn"] = model_calls(llm.recorded, report["turns_answered"])
     return {**report, "load_avg_before": load_before, "load_avg_after": loadavg()}
 

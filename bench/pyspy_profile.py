@@ -15,11 +15,16 @@ import signal
 import subprocess
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 RESULTS = Path(__file__).parent / "results"
 TOP = 25
 _LINE = re.compile(r":\d+\)$")
+#: frames that only run other work: the inclusive table starts below them
+_DISPATCH = frozenset(
+    {"Runner.run", "_worker", "Thread.run", "WorkerThread.run", "Context.run", "Handle._run"}
+)
 _SITE = re.compile(r"\(.*?(site-packages|src|lib/python3\.\d+)/")
 
 
@@ -69,17 +74,22 @@ class Profiler:
                 print(f"py-spy on {name} did not stop; killed")
         self._procs = {}
 
-    def summarise(self, turns: int, seconds: float) -> dict[str, Path]:
-        """Write ``bench/results/profile_<service>.txt`` for every profile; their paths."""
+    def summarise(
+        self, turns: int, seconds: float, cpu_ms_per_turn: dict[str, float]
+    ) -> dict[str, Path]:
+        """Write ``bench/results/profile_<service>.txt`` for every profile; their paths.
+
+        `cpu_ms_per_turn` (from /proc) scales each frame's share of samples to ms per turn.
+        """
         written: dict[str, Path] = {}
         for name in self.pids:
             source = self.path(name)
             if not source.exists():
                 print(f"no profile for {name} (see {self.out_dir / f'{name}.py-spy.log'})")
                 continue
-            text = summary(name, source.read_text(), self.rate, turns, seconds)
+            facts = Facts(name, self.rate, turns, seconds, cpu_ms_per_turn.get(name, 0.0))
             out = RESULTS / f"profile_{name}.txt"
-            out.write_text(text)
+            out.write_text(summary(facts, source.read_text()))
             written[name] = out
         return written
 
@@ -89,8 +99,33 @@ def short(frame: str) -> str:
     return _SITE.sub("(", _LINE.sub(")", frame))
 
 
-def summary(name: str, collapsed: str, rate: int, turns: int, seconds: float) -> str:
-    """Top self-time and inclusive frames of one collapsed-stack profile."""
+def below_loop(frames: list[str]) -> list[str]:
+    """The frames under the last event loop or worker-thread frame (the work it runs)."""
+    cut = 0
+    for i, frame in enumerate(frames):
+        if frame.split(" (", 1)[0] in _DISPATCH:
+            cut = min(i + 1, len(frames) - 1)  # a dispatcher as the leaf: its own C work
+    return frames[cut:]
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a profile summary states besides its frames."""
+
+    name: str
+    rate: int
+    turns: int
+    seconds: float
+    cpu_ms_per_turn: float  # the service's own, from /proc
+
+
+def summary(facts: Facts, collapsed: str) -> str:
+    """Top self-time and inclusive frames of one collapsed-stack profile.
+
+    py-spy counts a thread as busy while it is runnable, also while it waits for a core, so
+    on a busy machine the samples exceed the CPU time: the ms column is each frame's share
+    of the samples times the service's CPU per turn read from /proc.
+    """
     own: Counter[str] = Counter()
     inclusive: Counter[str] = Counter()
     total = 0
@@ -102,21 +137,55 @@ def summary(name: str, collapsed: str, rate: int, turns: int, seconds: float) ->
         n = int(count)
         total += n
         own[frames[-1]] += n
-        for frame in set(frames):
+        for frame in set(below_loop(frames)):
             inclusive[frame] += n
-    ms_per_sample = 1000 / rate
+    sampled_s = total / facts.rate
     head = (
-        f"# {name}: {total} samples at {rate} Hz over {seconds:.1f} s "
-        f"(≈ {total * ms_per_sample / 1000:.1f} s on CPU), {turns} turns "
-        f"(≈ {total * ms_per_sample / max(turns, 1):.1f} ms sampled per turn)\n"
-        "# columns: share of samples, ms per turn, frame\n"
+        f"# {facts.name}: {total} samples at {facts.rate} Hz over {facts.seconds:.1f} s "
+        f"(≈ {sampled_s:.1f} s busy), {facts.turns} answered turns\n"
+        f"# CPU from /proc: {facts.cpu_ms_per_turn:.2f} ms per turn "
+        f"(samples: {1000 * sampled_s / max(facts.turns, 1):.1f} ms per turn, "
+        "runnable time included)\n"
+        "# columns: share of samples, ms of CPU per turn (share × /proc CPU), frame\n"
+        "# `Runner.run` / `_worker` as a leaf: C code below them (uvloop, native libraries)\n"
     )
 
     def table(title: str, counts: Counter[str]) -> str:
         rows = [
-            f"{100 * n / max(total, 1):6.1f}%  {n * ms_per_sample / max(turns, 1):8.2f}  {frame}"
+            f"{100 * n / max(total, 1):6.1f}%  {facts.cpu_ms_per_turn * n / max(total, 1):8.2f}"
+            f"  {frame}"
             for frame, n in counts.most_common(TOP)
         ]
         return f"\n## top {TOP} {title}\n" + "\n".join(rows) + "\n"
 
-    return head + table("self time (leaf frames)", own) + table("inclusive", inclusive)
+    return (
+        head
+        + table("self time (leaf frames)", own)
+        + table("inclusive (below the event loop / worker thread frames)", inclusive)
+    )
+
+
+def main() -> None:
+    """Summarise collapsed stacks again: ``pyspy_profile.py DIR [RESULT.json]``."""
+    import argparse  # noqa: PLC0415 - only the command line needs it
+    import json  # noqa: PLC0415
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("dir", type=Path, help="the --profile folder")
+    parser.add_argument(
+        "result", type=Path, nargs="?", default=RESULTS / "load_profiled.json",
+        help="the run's result (its cpu_ms_per_turn, turns_answered, window_s)",
+    )  # fmt: skip
+    args = parser.parse_args()
+    result = json.loads(args.result.read_text())
+    names = [p.name.removesuffix(".collapsed.txt") for p in args.dir.glob("*.collapsed.txt")]
+    profiler = Profiler(args.dir, dict.fromkeys(sorted(names), 0))
+    written = profiler.summarise(
+        result["turns_answered"], result["window_s"], result["cpu_ms_per_turn"]
+    )
+    for name, path in written.items():
+        print(f"{name}: {path}")
+
+
+if __name__ == "__main__":
+    main()
