@@ -48,6 +48,7 @@ REPLY = (
 )  # 20 words, streamed one word per chunk
 WARM_CLIENTS = 10
 WARM_TURNS = 2
+SINGLE_TURNS = 10
 
 
 def roots_of(stack: Stack, services: Services) -> dict[str, int]:
@@ -78,6 +79,24 @@ async def idle(roots: dict[str, int], seconds: float) -> dict[str, Any]:
     await asyncio.sleep(seconds)
     after, _ = reading(roots)
     return idle_report(before, after)
+
+
+async def single(url: str, direct_ms: float) -> dict[str, Any]:
+    """One client alone, `SINGLE_TURNS` turns: the path without any queue."""
+    client = Client(url, -100, f"single-{os.getpid()}")
+    turns = await chat([client], SINGLE_TURNS, None)
+    await client.close()
+    answered = [t for t in turns if t.status == "done"]
+    firsts = [1000 * t.first_delta_s for t in answered if t.first_delta_s is not None]
+    if not answered or not firsts:
+        return {"single_errors": len(turns) - len(answered)}
+    ttft = round(statistics.median(firsts), 2)
+    return {
+        "single_p50_s": round(statistics.median(t.latency_s for t in answered), 3),
+        "single_ttft_p50_ms": ttft,
+        "single_ttft_added_p50_ms": round(ttft - direct_ms, 2),
+        "single_errors": len(turns) - len(answered),
+    }
 
 
 async def load(
@@ -173,6 +192,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
                 raise RuntimeError(f"warm-up turns failed: {bad[:3]} (logs in {logs})")
             direct = await direct_ttft_ms(llm.base_url)
             result["ttft_direct_p50_ms"] = round(statistics.median(direct), 2)
+            result.update(await single(url, result["ttft_direct_p50_ms"]))
             llm.state.recorded.clear()
             if args.soak_minutes:
                 print(f"soak: {args.clients} clients for {args.soak_minutes} min", flush=True)
