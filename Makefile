@@ -9,7 +9,7 @@ UV := python3 -m uv
 
 .PHONY: help setup traces-env run chat test test-unit test-integration test-integration-tansu \
         test-e2e test-browser test-e2e-elasticsearch test-chaos \
-        lint format contract settings-doc bench stack-up stack-down doctor clean
+        lint format contract settings-doc bench bench-soak bench-profile stack-up stack-down doctor clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-24s %s\n", $$1, $$2}'
@@ -85,11 +85,18 @@ format:  ## apply ruff's formatting and safe fixes
 
 ## --- benchmarks ---------------------------------------------------------------------------
 BENCHES := turn_overhead tool_overhead tool_selection ingest retrieval_quality retrieval_latency \
-           memory_dedup memory_store_latency memory_locomo chaos ui
+           memory_dedup memory_store_latency memory_locomo chaos ui load
 
 bench: setup  ## every benchmark (tens of minutes); results in bench/results/*.json
 	$(PY) -m weir_deploy fetch
 	@for b in $(BENCHES); do echo "== bench/$$b.py"; $(PY) bench/$$b.py || exit 1; done
+
+bench-soak: setup  ## the 10-minute soak of bench/load.py (KAFKA_IMPL=tansu for tansu); load_soak.json
+	$(PY) -m weir_deploy fetch
+	$(PY) bench/load.py --soak --idle-seconds 0 --idle-after-seconds 30
+
+bench-profile: setup  ## bench/load.py with py-spy on each service; bench/results/profile_<service>.txt
+	$(PY) bench/load.py --idle-seconds 0 --profile .data/profile
 
 bench-%: setup  ## one benchmark, e.g. `make bench-turn_overhead`
 	$(PY) bench/$*.py
