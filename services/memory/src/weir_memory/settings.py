@@ -73,6 +73,11 @@ class MemorySettings(WeirSettings):
     consolidate_interval_s: float = Field(
         default=3600.0, gt=0, description="Scheduled consolidation of every user."
     )
+    analysis_background: bool = Field(
+        default=True,
+        description="Analyse recorded turns in a background worker, after `turn.recorded`.",
+    )
+    analysis_batch: int = Field(default=32, ge=1, description="Turns analysed per batch.")
     recall_auto: bool = Field(
         default=True, description="Recall past sessions by similarity alone (seed 001 auto_recall)."
     )

@@ -20,6 +20,7 @@ USER_TABLES = (
     "memory_users",
     "memory_conversations",
     "memory_conversation_turns",
+    "memory_pending",
 )
 
 

@@ -27,7 +27,8 @@ from . import preferences, topics
 from .analyzer import Analyzer
 from .consolidator import Consolidator
 from .ledger import Ledger
-from .models import Clock, Layer, Vector
+from .models import Analysis, Clock, Layer, Vector
+from .pending import PendingStore
 from .profile import Profile
 from .semantic import SemanticMemory, item_id
 from .text import is_chinese
@@ -47,6 +48,14 @@ class Recollection:
     session_summary: str | None = None
     recall: RecallResult | None = None
     sources: list[str] = field(default_factory=list)  # provenance: run ids behind it all
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A turn's analysis and the texts its long-term part embeds (see `prepare`)."""
+
+    analysis: Analysis
+    texts: list[str]
 
 
 @dataclass(frozen=True)
@@ -73,8 +82,10 @@ class LongTermMemory:
         recall: RecallSettings,
         clock: Clock,
         conversations: Conversations | None = None,
+        pending: PendingStore | None = None,
     ) -> None:
         self.semantic = semantic
+        self.pending = pending  # set: a turn's long-term part runs later (`AnalysisWorker`)
         self.conversations = conversations
         self.profile = profile
         self.sessions = sessions
@@ -186,25 +197,44 @@ class LongTermMemory:
         if due:
             await self.consolidator.run(user_id, due)
 
+    async def prepare(self, turn: Turn, recent: Sequence[Turn]) -> Prepared:
+        """The analyzer's verdict on a turn and the texts to embed for it (the chat summary,
+        then the memory when it is worth one); reads nothing of the user's."""
+        analysis = await self.analyzer.analyze(turn.user, recent)
+        worth = analysis.importance >= self.semantic.policy.importance_threshold
+        texts = [chat_summary(turn.user, turn.assistant)]
+        if worth and analysis.content and analysis.content != texts[0]:
+            texts.append(analysis.content)
+        return Prepared(analysis, texts)
+
     async def write_turn(
-        self, user_id: str, conversation_id: str, turn: Turn, at: datetime, recent: Sequence[Turn]
+        self,
+        user_id: str,
+        conversation_id: str,
+        turn: Turn,
+        at: datetime,
+        recent: Sequence[Turn],
+        *,
+        prepared: Prepared | None = None,
+        vectors: Sequence[Vector] | None = None,
     ) -> list[str]:
         """The writes of :meth:`remember`, for a caller inside :meth:`writing`; returns the
-        consolidation candidates when a consolidation is due (empty otherwise)."""
+        consolidation candidates when a consolidation is due (empty otherwise). `prepared`
+        and `vectors` are the turn's :meth:`prepare` and its texts' embeddings when a caller
+        batched them."""
         if await self.ledger.remembered(user_id, turn.run_id):
             return []
         runs = [turn.run_id]
         await self.profile.learn_text(user_id, turn.user, runs=runs, at=at)
-        analysis = await self.analyzer.analyze(turn.user, recent)
+        prepared = prepared or await self.prepare(turn, recent)
+        analysis = prepared.analysis
         if analysis.profile:
             await self.profile.learn_pairs(
                 user_id, analysis.profile, source="llm", runs=runs, at=at
             )
         worth = analysis.importance >= self.semantic.policy.importance_threshold
-        texts = [chat_summary(turn.user, turn.assistant)]
-        if worth and analysis.content and analysis.content != texts[0]:
-            texts.append(analysis.content)
-        vectors = await self.embedder.embed_documents(texts)
+        if vectors is None:
+            vectors = await self.embedder.embed_documents(prepared.texts)
         await self.sessions.record(user_id, conversation_id, turn, at, vectors[0])
         due: list[str] = []
         if worth and analysis.content:
