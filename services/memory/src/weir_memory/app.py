@@ -132,7 +132,7 @@ def create_app(
     register_subscribers(
         broker, settings.topics, memory, settings.max_concurrency, settings.kafka_fetch_max_wait_ms
     )
-    long_term = LongTermWiring(settings, flash, clock)
+    long_term = LongTermWiring(settings, flash, clock, background=settings.analysis_background)
     schedule = Schedule(memory, settings.consolidate_interval_s, settings.stm_ttl_s, clock)
 
     workers: list[AnalysisWorker] = []

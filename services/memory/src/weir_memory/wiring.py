@@ -100,6 +100,7 @@ class LongTermWiring:
     flash: Flash
     clock: Clock
     embedder: Embedder | None = None  # None: chosen from the settings at `open`
+    background: bool = False  # True: turns are analysed later (`longterm.worker`)
     memory: LongTermMemory | None = None
     _db: Database | None = None
     _index: UserVectorIndex | None = None
@@ -145,7 +146,7 @@ class LongTermWiring:
             ),
             clock=self.clock,
             conversations=Conversations(ConversationStore(self._db), self.flash, index),
-            pending=PendingStore(self._db) if s.analysis_background else None,
+            pending=PendingStore(self._db) if self.background else None,
         )
         log.info("memory.long_term.opened", embedder=tag, floor=similarity.floor,
                  vectors=s.vector_backend, model=self.flash.available)  # fmt: skip
