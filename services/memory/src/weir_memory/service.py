@@ -121,8 +121,9 @@ class MemoryService:
                 await lt.conversations.add_turn(cmd, conversation_id, cmd.occurred_at)
             if not cmd.private:
                 before = [t for t in recent[:-1] if not t.private]  # private turns stay unread
-                if lt.pending is not None:  # analysed later by the `AnalysisWorker`
-                    await lt.pending.add(user_id, conversation_id, turn, cmd.occurred_at, before)
+                pending = getattr(lt, "pending", None)  # a stand-in may have none
+                if pending is not None:  # analysed later by the `AnalysisWorker`
+                    await pending.add(user_id, conversation_id, turn, cmd.occurred_at, before)
                 else:
                     due = await lt.write_turn(
                         user_id, conversation_id, turn, cmd.occurred_at, before
