@@ -30,6 +30,7 @@ from .ledger import Ledger
 from .models import Analysis, Clock, Layer, Vector
 from .pending import PendingStore
 from .profile import Profile
+from .query_vectors import QueryVectors
 from .semantic import SemanticMemory, item_id
 from .text import is_chinese
 
@@ -94,6 +95,7 @@ class LongTermMemory:
         self.consolidator = Consolidator(semantic, ledger, clock)
         self._recall = recall
         self._clock = clock
+        self._queries = QueryVectors()
 
     @property
     def embedder(self) -> Embedder:
@@ -115,9 +117,19 @@ class LongTermMemory:
         it already; `touch=False` (private mode) leaves the memories' last access as it was."""
         chinese = is_chinese(query)
         profile = await self.profile.get(user_id)
-        vector = vector or await self.embedder.embed_query(query)
+        if (
+            vector is None
+            and not await self.ledger.holds_any(user_id)
+            and (detect(query, self._recall.keywords, focus) is None)
+        ):  # nothing to search, nothing asked for: no embedding, no search
+            return Recollection(
+                preferences=preferences.block(profile, query),
+                preference_lines=preferences.lines(profile, chinese),
+                searched=True,
+            )
+        vector = vector or await self._query_vector(query)
         selection = await topics.select(
-            query, self.embedder.embed_query,
+            query, self._query_vector,
             lambda v: self.semantic.recall(user_id, v, touch=False), vector,
             self.semantic.policy.recall_top_k,
         )  # fmt: skip
@@ -139,6 +151,9 @@ class LongTermMemory:
             recall=recall,
             sources=list(dict.fromkeys([*runs, *(recall.sources if recall else [])])),
         )
+
+    async def _query_vector(self, text: str) -> Vector:
+        return await self._queries.embed_query(self.embedder, text)
 
     async def _sessions(
         self, user_id: str, current: str | None, query: str, vector: Vector, focus: Focus | None
@@ -162,7 +177,7 @@ class LongTermMemory:
             return await self.sessions.history(user_id, current)
         if trigger.scenario is Scenario.TOPIC:
             topic_vector = vector if trigger.topic == query.strip() else (
-                await self.embedder.embed_query(trigger.topic))  # fmt: skip
+                await self._query_vector(trigger.topic))  # fmt: skip
             found = await self.sessions.topic(
                 user_id, topic_vector, current, self._recall.max_sessions
             )
@@ -172,7 +187,7 @@ class LongTermMemory:
             return RecallResult(trigger.scenario)
         if trigger.scenario is Scenario.SESSION:
             return await self.sessions.session(user_id, session)
-        topic_vector = await self.embedder.embed_query(trigger.topic or query)
+        topic_vector = await self._query_vector(trigger.topic or query)
         return await self.sessions.within(user_id, session, topic_vector)
 
     @asynccontextmanager
