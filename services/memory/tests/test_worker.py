@@ -73,15 +73,39 @@ async def test_a_recorded_turn_is_in_context_at_once_and_analysed_by_the_worker(
     assert await memory.record_turn(completed(user, "c1", "r1", SAID, wall), "c1")
     assert await lt.pending.count() == 1
     assert not await lt.ledger.remembered(user, "r1")  # not analysed on the answer path
+    # with no worker, a context request waits its bounded time, then has the short-term turn
+    memory._analysis_wait_s = 0.2
     ask = MemoryContextRequested(run_id="r2", conversation_id="c1", user_id=user,
                                  query="What do I collect?")  # fmt: skip
     context = await memory.build_context(ask)
-    assert [t.run_id for t in context.history] == ["r1"]  # short-term history has it already
+    assert [t.run_id for t in context.history] == ["r1"]
     assert await AnalysisWorker(lt, lt.pending).drain() == 1
     assert await lt.ledger.remembered(user, "r1")
     assert await lt.pending.count() == 0
     wall.advance(seconds=1)
     context = await memory.build_context(ask.model_copy(update={"conversation_id": "c2"}))
+    assert context.prompt is not None
+    assert "astrolabes" in context.prompt
+
+
+async def test_a_context_request_waits_for_the_analysis_of_its_users_earlier_turn(
+    wiring: LongTermWiring, user: str, wall: WallClock
+) -> None:
+    lt = wiring.memory
+    assert lt is not None
+    assert lt.pending is not None
+    memory = service(lt)
+    worker = AnalysisWorker(lt, lt.pending)
+    await worker.start()
+    try:
+        assert await memory.record_turn(completed(user, "c1", "r1", SAID, wall), "c1")
+        wall.advance(seconds=1)
+        ask = MemoryContextRequested(run_id="r2", conversation_id="c2", user_id=user,
+                                     query="What do I collect?")  # fmt: skip
+        context = await memory.build_context(ask)  # at once: in a new conversation
+    finally:
+        await worker.stop()
+    assert await lt.ledger.remembered(user, "r1")
     assert context.prompt is not None
     assert "astrolabes" in context.prompt
 

@@ -128,6 +128,7 @@ def create_app(
         Summarizer(flash),
         window=settings.stm_window_turns,
         discard=settings.stm_discard_turns,
+        analysis_wait_s=settings.analysis_wait_s,
     )
     register_subscribers(
         broker, settings.topics, memory, settings.max_concurrency, settings.kafka_fetch_max_wait_ms

@@ -43,6 +43,8 @@ class PendingStore:
     def __init__(self, db: Database) -> None:
         self._db = db
         self.added = asyncio.Event()
+        self._waiting: dict[str, set[str]] = {}  # user → runs added here, not yet analysed
+        self._changed = asyncio.Condition()
 
     async def add(
         self, user_id: str, conversation_id: str, turn: Turn, at: datetime, recent: Sequence[Turn]
@@ -50,13 +52,28 @@ class PendingStore:
         """Mark a turn for analysis (a redelivered turn keeps its first mark)."""
         before = json.dumps([t.model_dump(mode="json") for t in recent])
         async with self._db.connection() as conn:
-            await conn.execute(
+            status = await conn.execute(
                 "INSERT INTO memory_pending (user_id, run_id, conversation_id, user_text,"
                 " assistant_text, occurred_at, recent) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)"
                 " ON CONFLICT (user_id, run_id) DO NOTHING",
                 user_id, turn.run_id, conversation_id, turn.user, turn.assistant, at, before,
             )  # fmt: skip
+        if status.endswith(" 1"):
+            self._waiting.setdefault(user_id, set()).add(turn.run_id)
         self.added.set()
+
+    async def settled(self, user_id: str, timeout_s: float) -> bool:
+        """Wait (at most `timeout_s`) until the turns of `user_id` recorded in this process
+        are analysed, so the next context reads them; False when the wait timed out."""
+        if not self._waiting.get(user_id):
+            return True
+        async with self._changed:
+            try:
+                async with asyncio.timeout(timeout_s):
+                    await self._changed.wait_for(lambda: not self._waiting.get(user_id))
+            except TimeoutError:
+                return False
+        return True
 
     async def take(self, limit: int) -> list[PendingTurn]:
         """The oldest `limit` pending turns, in the order they were recorded."""
@@ -82,6 +99,13 @@ class PendingStore:
             await conn.execute(
                 "DELETE FROM memory_pending WHERE user_id = $1 AND run_id = $2", user_id, run_id
             )
+        runs = self._waiting.get(user_id)
+        if runs is not None:
+            runs.discard(run_id)
+            if not runs:
+                del self._waiting[user_id]
+            async with self._changed:
+                self._changed.notify_all()
 
     async def count(self) -> int:
         """Turns still waiting."""
