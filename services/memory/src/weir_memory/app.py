@@ -23,6 +23,7 @@ from .conversations_api import make_conversations_router
 from .handlers import MemoryHandlers
 from .longterm.models import Clock, utc_now
 from .longterm.vector_upkeep import FallbackReembedError
+from .longterm.worker import AnalysisWorker
 from .service import MemoryService
 from .settings import MemorySettings
 from .summary import Summarizer
@@ -127,19 +128,30 @@ def create_app(
         Summarizer(flash),
         window=settings.stm_window_turns,
         discard=settings.stm_discard_turns,
+        analysis_wait_s=settings.analysis_wait_s,
     )
     register_subscribers(
         broker, settings.topics, memory, settings.max_concurrency, settings.kafka_fetch_max_wait_ms
     )
-    long_term = LongTermWiring(settings, flash, clock)
+    long_term = LongTermWiring(settings, flash, clock, background=settings.analysis_background)
     schedule = Schedule(memory, settings.consolidate_interval_s, settings.stm_ttl_s, clock)
+
+    workers: list[AnalysisWorker] = []
 
     async def open_long_term() -> None:
         try:
-            memory.long_term = await long_term.open()
+            memory.long_term = lt = await long_term.open()
         except FallbackReembedError as exc:  # degrade to short-term memory, loudly
             log.error("memory.long_term.unavailable", reason=str(exc))  # noqa: TRY400 - one line
             await long_term.close()
+            return
+        if lt.pending is not None:
+            workers.append(AnalysisWorker(lt, lt.pending, batch=settings.analysis_batch))
+            await workers[-1].start()
+
+    async def stop_workers() -> None:
+        while workers:
+            await workers.pop().stop()
 
     hooks = [open_long_term, schedule.start] if settings.long_term else []
     app = service_app(
@@ -147,7 +159,7 @@ def create_app(
         settings=settings,
         broker=broker,
         on_startup=[*wiring.on_startup, *hooks],
-        on_shutdown=[schedule.stop, long_term.close, *wiring.on_shutdown],
+        on_shutdown=[schedule.stop, stop_workers, long_term.close, *wiring.on_shutdown],
     )
 
     def admin() -> MemoryAdmin | None:

@@ -43,8 +43,10 @@ class MemoryService:
         window: int,
         discard: int,
         long_term: LongTermMemory | None = None,
+        analysis_wait_s: float = 5.0,
     ) -> None:
         self.stm = stm
+        self._analysis_wait_s = analysis_wait_s
         self.long_term = long_term
         self._summarizer = summarizer
         self._window = window
@@ -61,6 +63,9 @@ class MemoryService:
         summary = await self.stm.summary(cid) if cid else None
         found = Recollection()
         if self.long_term is not None and cmd.user_id:
+            pending = getattr(self.long_term, "pending", None)
+            if pending is not None:  # the user's earlier turns are analysed first
+                await pending.settled(cmd.user_id, self._analysis_wait_s)
             focus = await self._focus(cid) if cid else None
             found = await self.long_term.recollect(
                 cmd.user_id, cid, cmd.query, focus, touch=not cmd.private
@@ -121,7 +126,13 @@ class MemoryService:
                 await lt.conversations.add_turn(cmd, conversation_id, cmd.occurred_at)
             if not cmd.private:
                 before = [t for t in recent[:-1] if not t.private]  # private turns stay unread
-                due = await lt.write_turn(user_id, conversation_id, turn, cmd.occurred_at, before)
+                pending = getattr(lt, "pending", None)  # a stand-in may have none
+                if pending is not None:  # analysed later by the `AnalysisWorker`
+                    await pending.add(user_id, conversation_id, turn, cmd.occurred_at, before)
+                else:
+                    due = await lt.write_turn(
+                        user_id, conversation_id, turn, cmd.occurred_at, before
+                    )
         if due:
             await lt.consolidator.run(user_id, due)
         return added

@@ -73,6 +73,16 @@ class MemorySettings(WeirSettings):
     consolidate_interval_s: float = Field(
         default=3600.0, gt=0, description="Scheduled consolidation of every user."
     )
+    analysis_background: bool = Field(
+        default=True,
+        description="Analyse recorded turns in a background worker, after `turn.recorded`.",
+    )
+    analysis_batch: int = Field(default=32, ge=1, description="Turns analysed per batch.")
+    analysis_wait_s: float = Field(
+        default=5.0,
+        ge=0,
+        description="How long a context request waits for its user's earlier turns' analysis.",
+    )
     recall_auto: bool = Field(
         default=True, description="Recall past sessions by similarity alone (seed 001 auto_recall)."
     )

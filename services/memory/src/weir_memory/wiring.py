@@ -24,6 +24,7 @@ from .flash import Flash
 from .longterm.analyzer import Analyzer
 from .longterm.ledger import Ledger
 from .longterm.models import Clock
+from .longterm.pending import PendingStore
 from .longterm.policy import Policy
 from .longterm.profile import Profile
 from .longterm.profile_repository import ProfileStore
@@ -99,6 +100,7 @@ class LongTermWiring:
     flash: Flash
     clock: Clock
     embedder: Embedder | None = None  # None: chosen from the settings at `open`
+    background: bool = False  # True: turns are analysed later (`longterm.worker`)
     memory: LongTermMemory | None = None
     _db: Database | None = None
     _index: UserVectorIndex | None = None
@@ -144,6 +146,7 @@ class LongTermWiring:
             ),
             clock=self.clock,
             conversations=Conversations(ConversationStore(self._db), self.flash, index),
+            pending=PendingStore(self._db) if self.background else None,
         )
         log.info("memory.long_term.opened", embedder=tag, floor=similarity.floor,
                  vectors=s.vector_backend, model=self.flash.available)  # fmt: skip

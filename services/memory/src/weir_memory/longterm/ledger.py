@@ -20,6 +20,7 @@ USER_TABLES = (
     "memory_users",
     "memory_conversations",
     "memory_conversation_turns",
+    "memory_pending",
 )
 
 
@@ -36,6 +37,17 @@ class Ledger:
                 "SELECT 1 FROM memory_runs WHERE user_id = $1 AND run_id = $2", user_id, run_id
             )
         return found is not None
+
+    async def holds_any(self, user_id: str) -> bool:
+        """True when long-term memory holds any memory, chat or session of the user."""
+        async with self._db.connection() as conn:
+            found: bool = await conn.fetchval(
+                "SELECT EXISTS (SELECT 1 FROM memory_items WHERE user_id = $1)"
+                " OR EXISTS (SELECT 1 FROM memory_chats WHERE user_id = $1)"
+                " OR EXISTS (SELECT 1 FROM memory_sessions WHERE user_id = $1)",
+                user_id,
+            )
+        return found
 
     async def mark_remembered(self, run_id: str, user_id: str, now: datetime) -> None:
         """Record that this turn's long-term part is done."""

@@ -27,8 +27,10 @@ from . import preferences, topics
 from .analyzer import Analyzer
 from .consolidator import Consolidator
 from .ledger import Ledger
-from .models import Clock, Layer, Vector
+from .models import Analysis, Clock, Layer, Vector
+from .pending import PendingStore
 from .profile import Profile
+from .query_vectors import QueryVectors
 from .semantic import SemanticMemory, item_id
 from .text import is_chinese
 
@@ -47,6 +49,14 @@ class Recollection:
     session_summary: str | None = None
     recall: RecallResult | None = None
     sources: list[str] = field(default_factory=list)  # provenance: run ids behind it all
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A turn's analysis and the texts its long-term part embeds (see `prepare`)."""
+
+    analysis: Analysis
+    texts: list[str]
 
 
 @dataclass(frozen=True)
@@ -73,8 +83,10 @@ class LongTermMemory:
         recall: RecallSettings,
         clock: Clock,
         conversations: Conversations | None = None,
+        pending: PendingStore | None = None,
     ) -> None:
         self.semantic = semantic
+        self.pending = pending  # set: a turn's long-term part runs later (`AnalysisWorker`)
         self.conversations = conversations
         self.profile = profile
         self.sessions = sessions
@@ -83,6 +95,7 @@ class LongTermMemory:
         self.consolidator = Consolidator(semantic, ledger, clock)
         self._recall = recall
         self._clock = clock
+        self._queries = QueryVectors()
 
     @property
     def embedder(self) -> Embedder:
@@ -104,9 +117,19 @@ class LongTermMemory:
         it already; `touch=False` (private mode) leaves the memories' last access as it was."""
         chinese = is_chinese(query)
         profile = await self.profile.get(user_id)
-        vector = vector or await self.embedder.embed_query(query)
+        if (
+            vector is None
+            and not await self.ledger.holds_any(user_id)
+            and (detect(query, self._recall.keywords, focus) is None)
+        ):  # nothing to search, nothing asked for: no embedding, no search
+            return Recollection(
+                preferences=preferences.block(profile, query),
+                preference_lines=preferences.lines(profile, chinese),
+                searched=True,
+            )
+        vector = vector or await self._query_vector(query)
         selection = await topics.select(
-            query, self.embedder.embed_query,
+            query, self._query_vector,
             lambda v: self.semantic.recall(user_id, v, touch=False), vector,
             self.semantic.policy.recall_top_k,
         )  # fmt: skip
@@ -128,6 +151,9 @@ class LongTermMemory:
             recall=recall,
             sources=list(dict.fromkeys([*runs, *(recall.sources if recall else [])])),
         )
+
+    async def _query_vector(self, text: str) -> Vector:
+        return await self._queries.embed_query(self.embedder, text)
 
     async def _sessions(
         self, user_id: str, current: str | None, query: str, vector: Vector, focus: Focus | None
@@ -151,7 +177,7 @@ class LongTermMemory:
             return await self.sessions.history(user_id, current)
         if trigger.scenario is Scenario.TOPIC:
             topic_vector = vector if trigger.topic == query.strip() else (
-                await self.embedder.embed_query(trigger.topic))  # fmt: skip
+                await self._query_vector(trigger.topic))  # fmt: skip
             found = await self.sessions.topic(
                 user_id, topic_vector, current, self._recall.max_sessions
             )
@@ -161,7 +187,7 @@ class LongTermMemory:
             return RecallResult(trigger.scenario)
         if trigger.scenario is Scenario.SESSION:
             return await self.sessions.session(user_id, session)
-        topic_vector = await self.embedder.embed_query(trigger.topic or query)
+        topic_vector = await self._query_vector(trigger.topic or query)
         return await self.sessions.within(user_id, session, topic_vector)
 
     @asynccontextmanager
@@ -186,25 +212,44 @@ class LongTermMemory:
         if due:
             await self.consolidator.run(user_id, due)
 
+    async def prepare(self, turn: Turn, recent: Sequence[Turn]) -> Prepared:
+        """The analyzer's verdict on a turn and the texts to embed for it (the chat summary,
+        then the memory when it is worth one); reads nothing of the user's."""
+        analysis = await self.analyzer.analyze(turn.user, recent)
+        worth = analysis.importance >= self.semantic.policy.importance_threshold
+        texts = [chat_summary(turn.user, turn.assistant)]
+        if worth and analysis.content and analysis.content != texts[0]:
+            texts.append(analysis.content)
+        return Prepared(analysis, texts)
+
     async def write_turn(
-        self, user_id: str, conversation_id: str, turn: Turn, at: datetime, recent: Sequence[Turn]
+        self,
+        user_id: str,
+        conversation_id: str,
+        turn: Turn,
+        at: datetime,
+        recent: Sequence[Turn],
+        *,
+        prepared: Prepared | None = None,
+        vectors: Sequence[Vector] | None = None,
     ) -> list[str]:
         """The writes of :meth:`remember`, for a caller inside :meth:`writing`; returns the
-        consolidation candidates when a consolidation is due (empty otherwise)."""
+        consolidation candidates when a consolidation is due (empty otherwise). `prepared`
+        and `vectors` are the turn's :meth:`prepare` and its texts' embeddings when a caller
+        batched them."""
         if await self.ledger.remembered(user_id, turn.run_id):
             return []
         runs = [turn.run_id]
         await self.profile.learn_text(user_id, turn.user, runs=runs, at=at)
-        analysis = await self.analyzer.analyze(turn.user, recent)
+        prepared = prepared or await self.prepare(turn, recent)
+        analysis = prepared.analysis
         if analysis.profile:
             await self.profile.learn_pairs(
                 user_id, analysis.profile, source="llm", runs=runs, at=at
             )
         worth = analysis.importance >= self.semantic.policy.importance_threshold
-        texts = [chat_summary(turn.user, turn.assistant)]
-        if worth and analysis.content and analysis.content != texts[0]:
-            texts.append(analysis.content)
-        vectors = await self.embedder.embed_documents(texts)
+        if vectors is None:
+            vectors = await self.embedder.embed_documents(prepared.texts)
         await self.sessions.record(user_id, conversation_id, turn, at, vectors[0])
         due: list[str] = []
         if worth and analysis.content:
