@@ -159,3 +159,16 @@ async def test_the_worker_embeds_a_batch_of_turns_of_several_conversations_at_on
     assert await AnalysisWorker(lt, lt.pending).drain() == 1
     assert embedder.document_calls == []
     assert await lt.pending.count() == 0
+
+
+async def test_a_forgotten_users_pending_turn_is_not_waited_for_again(
+    wiring: LongTermWiring, user: str, wall: WallClock
+) -> None:
+    lt = wiring.memory
+    assert lt is not None
+    assert lt.pending is not None
+    assert await service(lt).record_turn(completed(user, "c1", "r1", SAID, wall), "c1")
+    await lt.ledger.forget_user(user)  # deletes the pending row too
+    assert await lt.pending.count() == 0
+    assert not await lt.pending.settled(user, 0.1)  # timed out, then pruned
+    assert await lt.pending.settled(user, 0.0)  # nothing left to wait for

@@ -72,8 +72,34 @@ class PendingStore:
                 async with asyncio.timeout(timeout_s):
                     await self._changed.wait_for(lambda: not self._waiting.get(user_id))
             except TimeoutError:
-                return False
-        return True
+                timed_out = True
+            else:
+                timed_out = False
+        if timed_out:  # e.g. forgotten ("forget me" deletes the user's rows)
+            await self.prune()
+        return not timed_out
+
+    async def prune(self) -> None:
+        """Stop waiting for runs whose rows are gone without an analysis by this process
+        ("forget me" deletes them). A run is in `_waiting` only after its row was written,
+        so a run of the snapshot missing from the table is gone for good."""
+        snapshot = {user: set(runs) for user, runs in self._waiting.items()}
+        if not snapshot:
+            return
+        async with self._db.connection() as conn:
+            rows = await conn.fetch(
+                "SELECT user_id, run_id FROM memory_pending WHERE user_id = ANY($1::text[])",
+                list(snapshot),
+            )
+        present = {(r["user_id"], r["run_id"]) for r in rows}
+        for user, runs in snapshot.items():
+            current = self._waiting.get(user)
+            if current is not None:
+                current -= {run for run in runs if (user, run) not in present}
+                if not current:
+                    del self._waiting[user]
+        async with self._changed:
+            self._changed.notify_all()
 
     async def take(self, limit: int) -> list[PendingTurn]:
         """The oldest `limit` pending turns, in the order they were recorded."""
