@@ -16,7 +16,7 @@ from faststream.kafka import TestKafkaBroker
 from opentelemetry.sdk.trace import TracerProvider
 
 from weir_common.bus import command_subscriber_options, make_broker, publish, subscriber_options
-from weir_common.embeddings import Embedder, Vector, make_embedder
+from weir_common.embeddings import Embedder, make_embedder
 from weir_common.events import (
     Intent,
     Route,
@@ -25,6 +25,7 @@ from weir_common.events import (
     ToolInfo,
     ToolsCatalogUpdated,
 )
+from weir_common.testing.embedders import CountingEmbedder
 from weir_common.topics import Topics
 from weir_router.catalog import Catalog
 from weir_router.handlers import RouterHandlers
@@ -148,32 +149,8 @@ async def test_without_tools_the_rules_decide_alone() -> None:
     assert (decided.route, decided.rule) == (Route.RAG, "default:knowledge")
 
 
-class CountingEmbedder:
-    """The real offline embedder, counting the texts it embeds."""
-
-    def __init__(self) -> None:
-        self._inner = make_embedder()
-        self.name = self._inner.name
-        self.texts: list[str] = []
-
-    @property
-    def dimension(self) -> int:
-        return self._inner.dimension
-
-    async def probe(self) -> int:
-        return await self._inner.probe()
-
-    async def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
-        self.texts.extend(texts)
-        return await self._inner.embed_documents(texts)
-
-    async def embed_query(self, text: str) -> Vector:
-        self.texts.append(text)
-        return await self._inner.embed_query(text)
-
-
 async def test_a_turn_embeds_its_message_once_for_route_and_plan() -> None:
-    counting = CountingEmbedder()
+    counting = CountingEmbedder(make_embedder())
 
     def factory() -> Embedder:
         return counting

@@ -3,14 +3,13 @@ nothing, without embedding the query (chat turns routed to knowledge cost no mod
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from weir_common.embeddings import Embedder
-from weir_common.embeddings.base import Vector
 from weir_common.events.rag import IngestRequested
+from weir_common.testing.embedders import CountingEmbedder
 from weir_rag.ingest import InMemoryRegistry, LocalObjectStore
 from weir_rag.retrieve.pipeline import Retriever
 from weir_rag.service import Knowledge
@@ -20,31 +19,10 @@ from .conftest import FakeDense, FakeLexical
 pytestmark = pytest.mark.unit
 
 
-class Counting:
-    """The real embedder, counting the queries it embeds."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner, self.queries, self.name = inner, 0, inner.name
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    async def probe(self) -> int:
-        return await self.inner.probe()
-
-    async def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
-        return await self.inner.embed_documents(texts)
-
-    async def embed_query(self, text: str) -> Vector:
-        self.queries += 1
-        return await self.inner.embed_query(text)
-
-
 async def test_only_a_user_who_can_see_a_document_costs_a_query_embedding(
     tmp_path: Path, embedder: Embedder
 ) -> None:
-    counting = Counting(embedder)
+    counting = CountingEmbedder(embedder)
     dense, lexical = FakeDense(), FakeLexical()
     service = Knowledge(LocalObjectStore.under(tmp_path), InMemoryRegistry(), counting, dense,
                         lexical, Retriever(counting, dense, lexical))  # fmt: skip
