@@ -1,6 +1,6 @@
 """Per-turn overhead of the event-driven chat path versus a raw Kafka round trip.
 
-Starts Kafka/PostgreSQL/Redis (ephemeral), an in-process scripted model with zero delay and
+Starts every engine (ephemeral), an in-process scripted model with zero delay and
 the four services, runs chat turns over one WebSocket, then measures a raw produce→consume
 round trip on the same broker. Writes ``bench/results/turn_overhead.json``.
 
@@ -39,7 +39,7 @@ from weir_deploy.base import free_port
 from weir_deploy.kafka import find_tansu
 from weir_deploy.kafka_jars import cached_classpath
 from weir_deploy.services import Services
-from weir_deploy.stack import Stack
+from weir_deploy.stack import ALL_ENGINES, Stack
 
 Frame = dict[str, Any]
 BENCH_TOKEN = secrets.token_urlsafe(16)
@@ -143,14 +143,33 @@ RESULT_OF = {  # command → its result event type
 
 
 def critical_path(steps: list[asyncpg.Record]) -> list[str]:
-    """Event types from the request to run.completed, from one run's step log."""
+    """Event types from the request to run.completed, from one run's step log.
+
+    Commands written by one transaction (the same `created_at`: the memory context and the
+    route, asked together) go out in parallel: they are one hop, and so are their results
+    (the run waits for the later one), e.g. ``memory.context.requested+route.requested``.
+    """
     path: list[str] = []
+    sent_at: datetime | None = None
+    waiting = 0
+    arrived: list[str] = []
     for row in steps:
-        if row["kind"] in ("request", "command"):  # chat.requested, or a command type
-            path.append(row["step"])
-        elif row["kind"] == "result":
-            path.append(RESULT_OF.get(row["step"], f"{row['step']}:result"))
-            if row["step"] == LAST_STEP:
+        kind, name = row["kind"], row["step"]
+        if kind == "request":  # chat.requested
+            path.append(name)
+        elif kind == "command":
+            parallel = row["created_at"] == sent_at
+            path[-1:] = [f"{path[-1]}+{name}"] if parallel else [path[-1], name]
+            waiting = waiting + 1 if parallel else 1
+            sent_at = row["created_at"]
+        elif kind == "result":
+            arrived.append(RESULT_OF.get(name, f"{name}:result"))
+            waiting -= 1
+            if waiting > 0:  # a command sent with it is still out: the run waits
+                continue
+            path.append("+".join(arrived))
+            arrived = []
+            if name == LAST_STEP:
                 break
     return [*path, "run.completed"]
 
@@ -265,7 +284,7 @@ async def bench(turns: int, impl: str, wait_closed: bool) -> Frame:
     """Start everything, measure, stop everything (also on error)."""
     rule = ScriptRule(text=REPLY, chunk_words=2)
     async with (
-        Stack(("kafka", "postgres", "redis"), ephemeral=True, kafka_impl=impl) as stack,
+        Stack(ALL_ENGINES, ephemeral=True, kafka_impl=impl) as stack,
         ScriptedLLM(rules=[rule]) as llm,
     ):
         env = stack.env()

@@ -61,9 +61,13 @@ def store_url(store_kind: str, request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def settings(store_url: str) -> HarnessSettings:
-    """Explicit retry, deadline and budget policy; no knowledge base, no tool catalogue."""
+    """Explicit retry, deadline and budget policy; no knowledge base, no tool catalogue.
+
+    One command at a time (`route_with_memory=False`), so each test walks the steps in their
+    order; `test_route_with_memory.py` covers the route asked together with memory."""
     return HarnessSettings(
         database_url=store_url,
+        route_with_memory=False,
         max_attempts=3,
         backoff_base_s=0.5,
         step_timeout_s=15.0,

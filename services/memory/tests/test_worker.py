@@ -110,6 +110,23 @@ async def test_a_context_request_waits_for_the_analysis_of_its_users_earlier_tur
     assert "astrolabes" in context.prompt
 
 
+async def test_the_next_turn_of_the_same_chat_does_not_wait_for_the_analysis(
+    wiring: LongTermWiring, user: str, wall: WallClock
+) -> None:
+    lt = wiring.memory
+    assert lt is not None
+    assert lt.pending is not None
+    memory = service(lt)
+    memory._analysis_wait_s = 30.0  # no worker runs: a wait would last this long
+    assert await memory.record_turn(completed(user, "c1", "r1", SAID, wall), "c1")
+    ask = MemoryContextRequested(run_id="r2", conversation_id="c1", user_id=user,
+                                 query="What do I collect?")  # fmt: skip
+    context = await asyncio.wait_for(memory.build_context(ask), timeout=5.0)
+    assert [turn.user for turn in context.history] == [SAID]  # in its short-term history
+    assert not await lt.ledger.remembered(user, "r1")  # and still waiting for its analysis
+    assert not await lt.pending.settled(user, 0.1, "c2")  # another chat would wait
+
+
 async def test_a_turn_recorded_before_a_crash_is_analysed_after_the_restart(
     fresh_settings: MemorySettings, user: str, wall: WallClock
 ) -> None:

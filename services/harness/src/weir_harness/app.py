@@ -13,6 +13,7 @@ from weir_common.events import new_id
 from weir_common.logs import setup_logging
 from weir_common.runtime import service_app
 from weir_common.telemetry import setup_tracing
+from weir_common.topics import HARNESS_RESULT_TYPES
 from weir_harness.api import make_router
 from weir_harness.handlers import HarnessHandlers
 from weir_harness.outbox import OutboxRelay, RelayPolicy
@@ -47,10 +48,13 @@ def create_app(settings: HarnessSettings) -> FastAPI:
         topics.of("tool.confirmation.given"),
         **subscriber_options("weir.harness.confirmations", fetch_max_wait_ms=wait),
     )(handlers.on_confirmation)
-    broker.subscriber(
-        *topics.harness_results(),
-        **subscriber_options("weir.harness.results", fetch_max_wait_ms=wait),
-    )(handlers.on_result)
+    # one consumer per result type: the results of many runs are handled side by side, each
+    # committed after its transaction, not one after another (runs lock their own rows)
+    for result_type in HARNESS_RESULT_TYPES:
+        broker.subscriber(
+            topics.of(result_type),
+            **subscriber_options(f"weir.harness.results.{result_type}", fetch_max_wait_ms=wait),
+        )(handlers.on_result)
     # every instance reads the whole catalogue history (its own group); the latest one wins
     broker.subscriber(
         topics.of("tools.catalog.updated"),

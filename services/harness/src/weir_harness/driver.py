@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import structlog
 
-from weir_common.events import Event, RunFailed
+from weir_common.events import Event, HarnessResult, RouteDecided, RunFailed
 from weir_common.metrics import RUNS, STEP_SECONDS
 from weir_harness.budget import fit, size_of
 from weir_harness.capabilities import Capabilities
@@ -22,7 +22,7 @@ from weir_harness.diagnosis import diagnose
 from weir_harness.models import Run, RunStatus
 from weir_harness.repository.store import RunTransaction
 from weir_harness.settings import HarnessSettings
-from weir_harness.steps import FIRST_STEP, GENERATE, LOOP_STEPS, PLAN, build_command
+from weir_harness.steps import FIRST_STEP, GENERATE, LOOP_STEPS, PLAN, ROUTE, build_command
 from weir_harness.transitions import Decision, counts_as_model_turn, out_of_time, stop_for_time
 from weir_harness.verdict import judge
 
@@ -98,6 +98,9 @@ class RunDriver:
             await self._apply(tx, run, stop_for_time(run, self._settings), out)
             return
         state = run.state
+        if step == ROUTE and attempt == 1 and state.route_sent is not None:
+            await self._await_route(tx, run, now)
+            return
         if step == PLAN and state.loop_started_at is None:
             state.loop_started_at = now
         if attempt == 1 and not again and counts_as_model_turn(step):
@@ -122,8 +125,41 @@ class RunDriver:
             await tx.add_step(run, "budget", command.event_id, note, step)
             log.warning("command.trimmed", run_id=run.run_id, step=step, trimmed=trimmed)
         await tx.add_step(run, "command", command.event_id, command.model_dump(mode="json"))
-        await tx.save(run)
         out.add(command, run=run)
+        if step == FIRST_STEP and self._settings.route_with_memory:
+            await self._send_route_alongside(tx, run, out)
+        await tx.save(run)
+
+    async def _send_route_alongside(self, tx: RunTransaction, run: Run, out: Out) -> None:
+        """Ask for the route with the memory context, unless it is known or on its way (a
+        retried memory step); the memory step stays the pending one."""
+        state = run.state
+        if state.route is not None or state.route_sent is not None:
+            return
+        caps = self.capabilities.for_request(run.request)
+        route = build_command(run, ROUTE, 1, caps, self._settings)
+        state.route_sent = route.event_id
+        await tx.add_step(run, "command", route.event_id, route.model_dump(mode="json"), ROUTE)
+        out.add(route, run=run)
+
+    async def _await_route(self, tx: RunTransaction, run: Run, now: datetime) -> None:
+        """Memory answered before the route: the route command sent alongside becomes the
+        pending one (it is on its way, so it is not sent again) with a deadline of its own."""
+        state = run.state
+        run.step, run.attempt, run.pending_event_id = ROUTE, 1, state.route_sent
+        state.route_sent, state.step_sent_at, run.retry_at = None, now, None
+        run.deadline = now + timedelta(seconds=self._settings.timeout_for(ROUTE))
+        await tx.save(run)
+
+    async def _early_route(self, tx: RunTransaction, run: Run, result: HarnessResult) -> None:
+        """The route answered while the memory step is pending: keep the decision for when
+        memory answers. A failure is kept in the log only: the route is asked again then."""
+        await tx.add_step(run, "result", result.event_id, result.model_dump(mode="json"), ROUTE)
+        state = run.state
+        state.route_sent = None
+        if isinstance(result, RouteDecided):
+            state.intent, state.route, state.rule = result.intent, result.route, result.rule
+        await tx.save(run)
 
     async def _apply(self, tx: RunTransaction, run: Run, decision: Decision, out: Out) -> None:
         """Record the decision's notes, send its replies, then its next command (or close)."""

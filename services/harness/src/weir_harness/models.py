@@ -70,6 +70,10 @@ class RunState(BaseModel):
     step_sent_at: datetime | None = Field(
         default=None, description="When the pending command was sent (step latency metric)."
     )
+    route_sent: str | None = Field(
+        default=None,
+        description="The route command sent alongside the memory step, until it is answered.",
+    )
     stop_reason: str | None = Field(default=None, description="Which budget ended the loop.")
     notes: list[str] = Field(
         default_factory=list, description="For the answer: e.g. a tool not called, and why."

@@ -104,6 +104,9 @@ class RunService(RunDriver):
             if not await tx.first_time(result.event_id) or result.run_id is None:
                 return []
             run = await tx.get(result.run_id)
+            if run is not None and run.state.route_sent == result.request_id:
+                await self._early_route(tx, run, result)
+                return []
             if run is None or run.pending_event_id != result.request_id:
                 log.info("result.stale", run_id=result.run_id, type=result.type)
                 return []

@@ -49,6 +49,11 @@ class HarnessSettings(WeirSettings):
         ge=10_000,
         description="Largest command sent (below the broker's 1 MB); larger ones are trimmed.",
     )
+    route_with_memory: bool = Field(
+        default=True,
+        description="Ask for the route together with the memory context (the route reads "
+        "only the message), instead of after it: one step less on every turn's path.",
+    )
     rag_connected: bool = Field(default=False, description="A rag service is deployed.")
     rag_top_k: int = Field(default=5, ge=1)
     agent_max_model_turns: int = Field(default=6, ge=2, description="Model calls per request.")

@@ -4,6 +4,8 @@ plain chat: memory → route → generate → remember
 RAG:        memory → route → retrieve → generate → remember
 tools:      memory → route → (plan → call tool)… → generate → remember
 A route whose capability is missing goes straight to generation, whose context says so.
+The route reads only the message, so it is asked together with the memory context
+(`route_with_memory`): the run waits for both, in whichever order they answer.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from weir_harness.models import Run
 from weir_harness.settings import HarnessSettings
 
 FIRST_STEP = "memory.context.requested"
+ROUTE = "route.requested"
 GENERATE = "answer.generate.requested"
 PLAN = "react.step.requested"
 CALL = "tools.call.requested"
@@ -146,7 +149,7 @@ def _remember(run: Run, caps: Capabilities, settings: HarnessSettings) -> StepCo
 
 BUILDERS: dict[str, Builder] = {
     FIRST_STEP: _memory,
-    "route.requested": _route,
+    ROUTE: _route,
     RETRIEVE: _retrieve,
     PLAN: _plan,
     CALL: _call,

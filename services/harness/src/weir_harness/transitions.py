@@ -31,7 +31,7 @@ from weir_harness.confirmation import NO_POLICIES, Policies
 from weir_harness.dispatch import after_calls, dispatch
 from weir_harness.models import Run, RunStatus
 from weir_harness.settings import HarnessSettings
-from weir_harness.steps import GENERATE, LOOP_STEPS, PLAN, after_route
+from weir_harness.steps import GENERATE, LOOP_STEPS, PLAN, ROUTE, after_route
 
 DONE = None
 
@@ -54,8 +54,7 @@ def decide(
 ) -> Decision:
     """Fold `result` into `run.state` and choose what comes next."""
     if isinstance(result, MemoryContextReady):
-        run.state.context = result.context
-        return Decision("route.requested")
+        return _remembered(run, result, caps)
     if isinstance(result, RouteDecided):
         run.state.intent, run.state.route, run.state.rule = result.intent, result.route, result.rule
         return Decision(after_route(run, caps))
@@ -66,6 +65,13 @@ def decide(
     if isinstance(result, ToolsCallCompleted):
         return _observed(run, result, settings)
     return _answered(run, result, settings, caps, policies)
+
+
+def _remembered(run: Run, result: MemoryContextReady, caps: Capabilities) -> Decision:
+    run.state.context = result.context
+    if run.state.route is not None:  # decided while memory worked (`route_with_memory`)
+        return Decision(after_route(run, caps))
+    return Decision(ROUTE)
 
 
 def _answered(

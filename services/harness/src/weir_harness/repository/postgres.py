@@ -42,7 +42,7 @@ class RunRepository:
     async def open(self) -> None:
         """Connect and migrate the tables to the latest version (`migrations/`)."""
         self._pool = await asyncpg.create_pool(
-            self._dsn, min_size=1, max_size=5, init=init_connection
+            self._dsn, min_size=1, max_size=12, init=init_connection
         )
         await migrate_package(self._pool, "harness", "weir_harness")
 

@@ -43,7 +43,8 @@ class PendingStore:
     def __init__(self, db: Database) -> None:
         self._db = db
         self.added = asyncio.Event()
-        self._waiting: dict[str, set[str]] = {}  # user → runs added here, not yet analysed
+        # user → {run: conversation} of the turns added here, not yet analysed
+        self._waiting: dict[str, dict[str, str]] = {}
         self._changed = asyncio.Condition()
 
     async def add(
@@ -59,18 +60,29 @@ class PendingStore:
                 user_id, turn.run_id, conversation_id, turn.user, turn.assistant, at, before,
             )  # fmt: skip
         if status.endswith(" 1"):
-            self._waiting.setdefault(user_id, set()).add(turn.run_id)
+            self._waiting.setdefault(user_id, {})[turn.run_id] = conversation_id
         self.added.set()
 
-    async def settled(self, user_id: str, timeout_s: float) -> bool:
+    async def settled(
+        self, user_id: str, timeout_s: float, conversation_id: str | None = None
+    ) -> bool:
         """Wait (at most `timeout_s`) until the turns of `user_id` recorded in this process
-        are analysed, so the next context reads them; False when the wait timed out."""
-        if not self._waiting.get(user_id):
+        are analysed, so the next context reads them; False when the wait timed out.
+
+        The turns of `conversation_id` are not waited for: the context of that conversation
+        carries them already, as its short-term history (so back-to-back turns of one chat
+        never queue behind the analysis of the turn before)."""
+
+        def settled_now() -> bool:
+            runs = self._waiting.get(user_id, {})
+            return all(conversation == conversation_id for conversation in runs.values())
+
+        if settled_now():
             return True
         async with self._changed:
             try:
                 async with asyncio.timeout(timeout_s):
-                    await self._changed.wait_for(lambda: not self._waiting.get(user_id))
+                    await self._changed.wait_for(settled_now)
             except TimeoutError:
                 timed_out = True
             else:
@@ -95,7 +107,8 @@ class PendingStore:
         for user, runs in snapshot.items():
             current = self._waiting.get(user)
             if current is not None:
-                current -= {run for run in runs if (user, run) not in present}
+                for run in runs - {r for u, r in present if u == user}:
+                    current.pop(run, None)
                 if not current:
                     del self._waiting[user]
         async with self._changed:
@@ -127,7 +140,7 @@ class PendingStore:
             )
         runs = self._waiting.get(user_id)
         if runs is not None:
-            runs.discard(run_id)
+            runs.pop(run_id, None)
             if not runs:
                 del self._waiting[user_id]
             async with self._changed:
