@@ -149,6 +149,11 @@ class ApacheKafka(LocalKafka):
             "num.network.threads": "2",
             "num.io.threads": "2",
             "log.flush.interval.ms": "60000",
+            # a quiet single node: the controller notes it is alive every 5 s, not every
+            # 0.5 s (a no-op metadata record each time), and the broker beats every 5 s
+            "metadata.max.idle.interval.ms": "5000",
+            "broker.heartbeat.interval.ms": "5000",
+            "broker.session.timeout.ms": "18000",
         }
         if self.sasl_users:
             props |= self._sasl_properties()

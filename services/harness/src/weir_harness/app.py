@@ -13,7 +13,6 @@ from weir_common.events import new_id
 from weir_common.logs import setup_logging
 from weir_common.runtime import service_app
 from weir_common.telemetry import setup_tracing
-from weir_common.topics import HARNESS_RESULT_TYPES
 from weir_harness.api import make_router
 from weir_harness.handlers import HarnessHandlers
 from weir_harness.outbox import OutboxRelay, RelayPolicy
@@ -48,12 +47,13 @@ def create_app(settings: HarnessSettings) -> FastAPI:
         topics.of("tool.confirmation.given"),
         **subscriber_options("weir.harness.confirmations", fetch_max_wait_ms=wait),
     )(handlers.on_confirmation)
-    # one consumer per result type: the results of many runs are handled side by side, each
-    # committed after its transaction, not one after another (runs lock their own rows)
-    for result_type in HARNESS_RESULT_TYPES:
+    # three consumers share the result types, so the results of many runs are handled side by
+    # side, each committed after its transaction (runs lock their own rows); a turn's results
+    # spread over all three, and each more consumer would cost the broker polls when idle
+    for lane, result_types in RESULT_LANES.items():
         broker.subscriber(
-            topics.of(result_type),
-            **subscriber_options(f"weir.harness.results.{result_type}", fetch_max_wait_ms=wait),
+            *(topics.of(t) for t in result_types),
+            **subscriber_options(f"weir.harness.results.{lane}", fetch_max_wait_ms=wait),
         )(handlers.on_result)
     # every instance reads the whole catalogue history (its own group); the latest one wins
     broker.subscriber(
@@ -85,6 +85,14 @@ def create_app(settings: HarnessSettings) -> FastAPI:
     app.state.repository = repo
     app.include_router(make_router(repo, settings.weir_service_token))
     return app
+
+
+RESULT_LANES: dict[str, tuple[str, ...]] = {
+    "context": ("memory.context.ready", "turn.recorded", "step.failed"),
+    "route": ("route.decided", "rag.retrieve.completed", "react.step.decided"),
+    "answer": ("answer.generated", "tools.call.completed"),
+}
+"""The harness's result consumers and the result types each reads (every type once)."""
 
 
 def _relay_policy(settings: HarnessSettings) -> RelayPolicy:
