@@ -182,3 +182,17 @@ async def test_a_restarted_harness_finishes_a_run_whose_route_came_first(
     restarted = RunService(second_repo, parallel, clock=clock)
     following = commands(await restarted.on_result(result_for(memory)))
     assert [type_of(c) for c in following] == ["answer.generate.requested"]
+
+
+async def test_a_route_answering_a_run_that_failed_meanwhile_is_stale(
+    service: RunService, repo: RunStore
+) -> None:
+    memory, route, run_id = await start(service)
+    out = await service.on_result(failure_for(memory, transient=False))
+    assert types(out) == ["run.failed"]
+
+    assert await service.on_result(result_for(route)) == []
+    failed = await load(repo, run_id)
+    assert failed.state.route is None  # not folded into the closed run
+    logged = [(s["kind"], s["step"]) for s in await repo.steps(run_id)]
+    assert ("result", "route.requested") not in logged

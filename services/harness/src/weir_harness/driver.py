@@ -203,6 +203,7 @@ class RunDriver:
 
     async def _close(self, tx: RunTransaction, run: Run, status: RunStatus, out: Out) -> None:
         run.status, run.pending_event_id, run.deadline, run.retry_at = status, None, None, None
+        run.state.route_sent = None  # a route still out is answered to a closed run: stale
         await tx.save(run)
         RUNS.labels(status.value).inc()
         steps = await tx.step_log(run.run_id)
