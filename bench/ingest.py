@@ -95,8 +95,8 @@ async def main() -> None:
             "embedder": embedder.name,
         },
         "note": "the embedder's figure embeds the same chunk texts in batches of 32; the "
-        "pipeline also parses, chunks (the semantic tier embeds sentences too) and writes both "
-        "indexes, so ratio < 1 is its overhead",
+        "pipeline also parses, chunks (the semantic tier cuts by lexical cohesion, no embedding) "
+        "and writes both indexes, so ratio < 1 is its overhead",
     }
     out = write_result("ingest", result)
     print(json.dumps(result, indent=2), f"\nwritten to {out}")
