@@ -27,7 +27,7 @@ pytestmark = pytest.mark.unit
 async def _drafts(data: bytes, source: str, **switches: bool) -> list[Draft]:
     flags = IngestSwitches(**switches)
     _, doc = await parse_bytes(data, source, None, flags, IngestLimits())
-    return await chunk_document(doc, None, flags, IngestLimits())
+    return await chunk_document(doc, flags, IngestLimits())
 
 
 def _docx() -> bytes:
@@ -195,9 +195,9 @@ async def test_a_document_past_the_chunk_or_text_caps_is_refused() -> None:
     )
     doc = (await parse_bytes(text.encode(), "many.txt", None, IngestSwitches(), IngestLimits()))[1]
     with pytest.raises(IngestError) as chunks:
-        await chunk_document(doc, None, IngestSwitches(), IngestLimits(max_chunks=2))
+        await chunk_document(doc, IngestSwitches(), IngestLimits(max_chunks=2))
     assert chunks.value.reason.startswith("the document makes")
     with pytest.raises(IngestError) as chars:
-        await chunk_document(doc, None, IngestSwitches(), IngestLimits(max_text_chars=100))
+        await chunk_document(doc, IngestSwitches(), IngestLimits(max_text_chars=100))
     assert chars.value.reason.startswith("the document holds")
-    assert await chunk_document(doc, None, IngestSwitches(), IngestLimits())
+    assert await chunk_document(doc, IngestSwitches(), IngestLimits())

@@ -164,7 +164,7 @@ async def test_csv_row_is_found_by_meaning_and_handed_over_raw(kit: Kit) -> None
 
 
 @pytest.mark.unit
-async def test_semantic_tier_cuts_between_topics(embedder: Embedder) -> None:
+async def test_semantic_tier_cuts_between_topics() -> None:
     cooking = " ".join(
         [
             "Whisk the eggs with sugar until pale.",
@@ -182,7 +182,7 @@ async def test_semantic_tier_cuts_between_topics(embedder: Embedder) -> None:
         ]
     )
     blocks = parse_markdown(f"# Notes\n\n{cooking} {network}")
-    drafts = await chunk_prose(blocks, embedder, max_chars=300, overlap=0)
+    drafts = await chunk_prose(blocks, True, max_chars=300, overlap=0)
     assert len(drafts) == 2
     assert "icing" in drafts[0].raw_content
     assert "router" not in drafts[0].raw_content
@@ -196,7 +196,6 @@ async def test_federal_register_chunks_with_page_locators_and_context() -> None:
     chunks = await build_chunks(
         request,
         pdf_bytes("federal-register-2020-17221.pdf"),
-        None,
         IngestSwitches(),
         IngestLimits(),
     )

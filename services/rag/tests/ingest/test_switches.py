@@ -29,7 +29,7 @@ replica once it is back.
 async def _drafts(**switches: bool) -> list[Draft]:
     flags = IngestSwitches(**switches)
     _, doc = await parse_bytes(DOC, "redis.md", None, flags, IngestLimits())
-    return await chunk_document(doc, None, flags, IngestLimits())
+    return await chunk_document(doc, flags, IngestLimits())
 
 
 async def test_all_stages_on() -> None:

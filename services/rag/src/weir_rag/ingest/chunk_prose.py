@@ -1,7 +1,8 @@
 """The Markdown chunker: heading sections → semantic split → fixed-size split.
 
-Tier 1 keeps a section whole when it fits. Tier 2 (only with an embedder) cuts an oversize
-section where adjacent sentences are least similar. Tier 3 packs what is still too long into
+Tier 1 keeps a section whole when it fits. Tier 2 (when `semantic`) cuts an oversize section
+where adjacent sentences share the fewest terms (a lexical signal, see `semantic`: the neural
+embedder only ever sees the finished chunks, once). Tier 3 packs what is still too long into
 fixed-size pieces with overlap. Code blocks are never cut at any tier.
 """
 
@@ -12,10 +13,9 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from weir_common.embeddings import Embedder
 from weir_rag.ingest.fixed import pack_fixed
 from weir_rag.ingest.model import Block, Draft
-from weir_rag.ingest.semantic import adjacent_similarities, split_semantic
+from weir_rag.ingest.semantic import cohesion, split_semantic
 from weir_rag.ingest.units import Unit, join_units, to_units
 
 log = structlog.get_logger(__name__)
@@ -45,21 +45,21 @@ def sections(blocks: Sequence[Block]) -> list[Section]:
 
 async def chunk_prose(
     blocks: Sequence[Block],
-    embedder: Embedder | None,
+    semantic: bool,
     max_chars: int,
     overlap: int,
     semantic_max_units: int = 400,
 ) -> list[Draft]:
-    """Drafts for prose; `embedder=None` skips tier 2, and so does a section of more than
-    `semantic_max_units` sentences (embedding each would cost more than it brings)."""
+    """Drafts for prose; `semantic=False` skips tier 2, and so does a section of more than
+    `semantic_max_units` sentences (the windowed similarity grows with it, for little gain)."""
     drafts: list[Draft] = []
     tiers = {"section": 0, "semantic": 0, "fixed": 0}
     for section in sections(blocks):
         units = to_units(section.blocks, max_chars)
         if len(join_units(units)) <= max_chars:
             groups, tier = [units], "section"
-        elif embedder is not None and 1 < len(units) <= semantic_max_units:
-            groups, tier = await _semantic(units, embedder, max_chars, overlap), "semantic"
+        elif semantic and 1 < len(units) <= semantic_max_units:
+            groups, tier = _semantic(units, max_chars, overlap), "semantic"
         else:
             groups, tier = pack_fixed(units, max_chars, overlap), "fixed"
         tiers[tier] += 1
@@ -68,11 +68,8 @@ async def chunk_prose(
     return drafts
 
 
-async def _semantic(
-    units: list[Unit], embedder: Embedder, max_chars: int, overlap: int
-) -> list[list[Unit]]:
-    vectors = await embedder.embed_documents([u.text for u in units])
-    spans = split_semantic(units, adjacent_similarities(vectors), max_chars)
+def _semantic(units: list[Unit], max_chars: int, overlap: int) -> list[list[Unit]]:
+    spans = split_semantic(units, cohesion([u.text for u in units]), max_chars)
     groups: list[list[Unit]] = []
     for span in spans:
         # a single unit still too long (one huge sentence) falls through to tier 3

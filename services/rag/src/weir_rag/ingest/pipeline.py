@@ -10,7 +10,6 @@ import time
 
 import structlog
 
-from weir_common.embeddings import Embedder
 from weir_rag.ingest.chunk_prose import chunk_prose
 from weir_rag.ingest.chunk_structured import chunk_rows, chunk_tree
 from weir_rag.ingest.cleaner import clean_blocks
@@ -54,7 +53,6 @@ async def parse_bytes(
 
 async def chunk_document(
     doc: ParsedDocument,
-    embedder: Embedder | None,
     switches: IngestSwitches,
     limits: IngestLimits,
 ) -> list[Draft]:
@@ -62,7 +60,7 @@ async def chunk_document(
     if isinstance(doc, TableDocument):
         drafts = chunk_rows(doc)
     elif isinstance(doc, ProseDocument):
-        drafts = await _prose(doc, embedder, switches, limits)
+        drafts = await _prose(doc, switches, limits)
     else:
         drafts = chunk_tree(doc, limits.max_chars)
     drafts = [d for d in drafts if d.semantic_text.strip() and d.raw_content.strip()]
@@ -80,14 +78,16 @@ async def chunk_document(
 
 async def _prose(
     doc: ProseDocument,
-    embedder: Embedder | None,
     switches: IngestSwitches,
     limits: IngestLimits,
 ) -> list[Draft]:
     blocks = clean_blocks(doc.blocks) if switches.clean else doc.blocks
-    splitter = embedder if switches.semantic_split else None
     drafts = await chunk_prose(
-        blocks, splitter, limits.max_chars, limits.overlap_chars, limits.semantic_max_units
+        blocks,
+        switches.semantic_split,
+        limits.max_chars,
+        limits.overlap_chars,
+        limits.semantic_max_units,
     )
     if switches.post_process:
         drafts = merge_short(drafts, limits.merge_below_chars, limits.max_chars)

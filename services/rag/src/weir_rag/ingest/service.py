@@ -32,13 +32,12 @@ _ODD_INPUT = (ValueError, TypeError, KeyError, IndexError, RecursionError, Unico
 async def build_chunks(
     request: IngestRequested,
     data: bytes,
-    embedder: Embedder | None,
     switches: IngestSwitches,
     limits: IngestLimits,
 ) -> list[Chunk]:
     """Parse and chunk one file (no storage touched); raises IngestError for bad input."""
     fmt, doc = await parse_bytes(data, request.source, request.content_type, switches, limits)
-    drafts = await chunk_document(doc, embedder, switches, limits)
+    drafts = await chunk_document(doc, switches, limits)
     return to_chunks(
         drafts, document_id=request.document_id, source=request.source,
         collection=request.collection, owner=request.owner, fmt=fmt,
@@ -84,7 +83,7 @@ async def ingest(  # noqa: PLR0917 - the collaborators are the call's documented
         bound.info("ingest.unchanged", chunks=record.chunk_count if record else 0)
         return _completed(request, "unchanged", record.chunk_count if record else 0)
     try:
-        chunks = await build_chunks(request, data, embedder, switches, limits)
+        chunks = await build_chunks(request, data, switches, limits)
     except IngestError as exc:
         reason = exc.reason
     except _ODD_INPUT as exc:  # a chunker bug on unusual input is still this document's failure

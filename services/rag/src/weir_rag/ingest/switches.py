@@ -12,7 +12,7 @@ class IngestSwitches:
     structure_pdf: bool = True  # headings/tables/code from PDF layout; off: plain text per page
     clean: bool = True  # NFKC, control characters, page-number lines, whitespace (prose only)
     format_aware: bool = True  # CSV rows / JSON items with dual storage; off: split as prose
-    semantic_split: bool = True  # tier 2 of the Markdown chunker (needs an embedder)
+    semantic_split: bool = True  # tier 2 of the Markdown chunker (cuts at topic shifts)
     post_process: bool = True  # drop fragments, merge short chunks
     context_prefix: bool = True  # "[H1 title] " before the searched text of prose chunks
 
@@ -31,4 +31,4 @@ class IngestLimits:
     max_chunks: int = 20_000  # a document that makes more chunks is refused
     max_text_chars: int = 20_000_000  # ... and one whose indexable text is longer
     embed_batch: int = 32  # texts per embedder call
-    semantic_max_units: int = 400  # larger sections skip tier 2 (one embedding per sentence)
+    semantic_max_units: int = 400  # larger sections skip tier 2 (packed by size instead)
