@@ -23,7 +23,13 @@ from weir_harness.models import Run, RunStatus
 from weir_harness.repository.store import RunTransaction
 from weir_harness.settings import HarnessSettings
 from weir_harness.steps import FIRST_STEP, GENERATE, LOOP_STEPS, PLAN, ROUTE, build_command
-from weir_harness.transitions import Decision, counts_as_model_turn, out_of_time, stop_for_time
+from weir_harness.transitions import (
+    Decision,
+    counts_as_model_turn,
+    out_of_time,
+    stop_for_time,
+    take_route,
+)
 from weir_harness.verdict import judge
 
 log = structlog.get_logger(__name__)
@@ -158,7 +164,7 @@ class RunDriver:
         state = run.state
         state.route_sent = None
         if isinstance(result, RouteDecided):
-            state.intent, state.route, state.rule = result.intent, result.route, result.rule
+            take_route(run, result)
         await tx.save(run)
 
     async def _apply(self, tx: RunTransaction, run: Run, decision: Decision, out: Out) -> None:

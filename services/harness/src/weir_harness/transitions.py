@@ -56,7 +56,7 @@ def decide(
     if isinstance(result, MemoryContextReady):
         return _remembered(run, result, caps)
     if isinstance(result, RouteDecided):
-        run.state.intent, run.state.route, run.state.rule = result.intent, result.route, result.rule
+        take_route(run, result)
         return Decision(after_route(run, caps))
     if isinstance(result, RagRetrieveCompleted):
         return _retrieved(run, result)
@@ -65,6 +65,11 @@ def decide(
     if isinstance(result, ToolsCallCompleted):
         return _observed(run, result, settings)
     return _answered(run, result, settings, caps, policies)
+
+
+def take_route(run: Run, result: RouteDecided) -> None:
+    """Fold the router's decision into the run's state."""
+    run.state.intent, run.state.route, run.state.rule = result.intent, result.route, result.rule
 
 
 def _remembered(run: Run, result: MemoryContextReady, caps: Capabilities) -> Decision:

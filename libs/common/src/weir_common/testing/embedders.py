@@ -4,25 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from weir_common.embeddings import Embedder, Vector
+from weir_common.embeddings import Embedder, Vector, WrappedEmbedder
 
 
-class CountingEmbedder:
+class CountingEmbedder(WrappedEmbedder):
     """`inner`, recording every text it embeds (`texts`) and how many queries (`queries`)."""
 
     def __init__(self, inner: Embedder) -> None:
-        self.inner, self.name = inner, inner.name
+        super().__init__(inner)
         self.texts: list[str] = []
         self.queries = 0
-
-    @property
-    def dimension(self) -> int:
-        """The inner embedder's dimension."""
-        return self.inner.dimension
-
-    async def probe(self) -> int:
-        """Probe the inner embedder."""
-        return await self.inner.probe()
 
     async def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
         """Embed and record the documents."""

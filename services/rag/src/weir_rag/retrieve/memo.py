@@ -8,32 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from weir_common.embeddings import Embedder, Vector
+from weir_common.embeddings import Embedder, Vector, WrappedEmbedder
 from weir_common.search.documents import Chunk, Hit, Scope
 from weir_common.search.lexical import LexicalIndex
 from weir_rag.index.dense import DenseIndex
 
 
-class CachingEmbedder:
-    """An :class:`Embedder` that remembers query vectors (an ablation re-asks each query)."""
+class CachingEmbedder(WrappedEmbedder):
+    """An :class:`Embedder` that remembers query vectors (an ablation re-asks each query);
+    documents are not cached: they are embedded once anyway."""
 
     def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.name = inner.name
+        super().__init__(inner)
         self._queries: dict[str, Vector] = {}
-
-    @property
-    def dimension(self) -> int:
-        """The inner embedder's dimension."""
-        return self.inner.dimension
-
-    async def probe(self) -> int:
-        """Probe the inner embedder."""
-        return await self.inner.probe()
-
-    async def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
-        """Not cached: documents are embedded once anyway."""
-        return await self.inner.embed_documents(texts)
 
     async def embed_query(self, text: str) -> Vector:
         """Cached per text."""
