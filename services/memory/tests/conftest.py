@@ -138,9 +138,11 @@ def wall() -> WallClock:
 
 
 @pytest.fixture
-def memory_settings(stack_env: dict[str, str]) -> MemorySettings:
-    """Settings against the session's real PostgreSQL, Milvus and Redis; no model."""
+def memory_settings(stack_env: dict[str, str], tmp_path: Path) -> MemorySettings:
+    """Settings against the session's real PostgreSQL, Milvus and Redis (the turn log's BM25
+    index in the test's own folder); no model."""
     return MemorySettings(
+        data_dir=tmp_path,
         database_url=stack_env["DATABASE_URL"],
         milvus_uri=stack_env["MILVUS_URI"],
         redis_url=stack_env["REDIS_URL"],

@@ -103,6 +103,9 @@ class RecordingLongTerm:
         self.remembered.append((turn, list(recent)))
         return []
 
+    async def index_log(self) -> None:
+        self.indexed = len(self.remembered)
+
     async def recollect(self, *args: Any, **kwargs: Any) -> Recollection:
         return Recollection()
 

@@ -102,6 +102,8 @@ class MemoryAdmin:
         ledger = self._lt.ledger
         async with ledger.user_lock(user_id):
             tombstone = await ledger.tombstone(user_id, at)
+            if self._lt.log is not None:  # the turn log's words first: the rows name them
+                await self._lt.log.lexical.forget_user(user_id)
             deleted = await ledger.forget_user(user_id)
             await self._lt.semantic.index.delete_user(user_id)
             deleted["conversations"] = await self._stm.forget_user(user_id)

@@ -101,6 +101,12 @@ class Schedule:
                 await self._memory.long_term.consolidate_due(self._interval_s)
             except Exception as exc:  # a failed round must not end the schedule
                 log.warning("memory.consolidation_failed", error=str(exc))
+            turn_log = self._memory.long_term.log
+            try:
+                if turn_log is not None:
+                    await turn_log.expire()
+            except Exception as exc:  # likewise: tried again next round
+                log.warning("memory.log_expiry_failed", error=str(exc))
             conversations = self._memory.long_term.conversations
             try:
                 if conversations is not None:

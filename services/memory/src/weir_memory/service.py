@@ -116,6 +116,7 @@ class MemoryService:
             added, _ = await self._store_turn(conversation_id, turn, user_id)
             return added
         due: list[str] = []
+        written = False
         async with lt.writing(user_id, cmd.occurred_at) as admitted:
             if not admitted:
                 log.info("turn.forgotten", conversation_id=conversation_id, run_id=turn.run_id,
@@ -133,6 +134,9 @@ class MemoryService:
                     due = await lt.write_turn(
                         user_id, conversation_id, turn, cmd.occurred_at, before
                     )
+                    written = True
+        if written:
+            await lt.index_log()
         if due:
             await lt.consolidator.run(user_id, due)
         return added

@@ -9,6 +9,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
+from weir_common.search.lexical_factory import LexicalBackend
 from weir_common.settings import WeirSettings
 
 
@@ -97,3 +98,35 @@ class MemorySettings(WeirSettings):
         description="Words that trigger recall of past sessions (seed 001).",
     )
     recall_max_sessions: int = Field(default=5, ge=1, description="Sessions per topic recall.")
+
+    # the turn log (issue 16): every non-private turn, searched by meaning and by words
+    log_lexical_backend: LexicalBackend = Field(
+        default="auto",
+        description="BM25 of the turn log: `auto` is Elasticsearch when `ES_URL` is set, else "
+        "tantivy under `DATA_DIR/memory-log` (one memory replica owns that folder).",
+    )
+    es_url: str | None = Field(default=None, description="Elasticsearch (unset: tantivy).")
+    log_es_index_prefix: str = Field(
+        default="weir-memory-log-", description="Prefix of the turn log's ES index."
+    )
+    log_retention_days: float | None = Field(
+        default=None, gt=0, description="Turns older than this leave the log (unset: keep)."
+    )
+    log_min_similarity: float = Field(
+        default=0.3,
+        ge=0.0,
+        le=1.0,
+        description="A logged turn is recalled only this close to the question (calibrated).",
+    )
+    recall_candidates: int = Field(
+        default=20, ge=1, description="Candidates per retriever fused by recall."
+    )
+    recall_weight_memories: float = Field(default=1.0, ge=0, description="RRF weight.")
+    recall_weight_dense: float = Field(default=1.0, ge=0, description="RRF weight.")
+    recall_weight_lexical: float = Field(default=1.0, ge=0, description="RRF weight.")
+    recall_weight_time: float = Field(
+        default=1.0, ge=0, description="RRF weight of turns in a time the question names."
+    )
+    recall_turns_per_memory: int = Field(
+        default=2, ge=0, description="Supporting turns shown under a recalled memory."
+    )

@@ -16,11 +16,15 @@ from weir_common.embeddings import Embedder, make_embedder
 from weir_common.engines import redis_client
 from weir_common.llm import make_llm_client
 from weir_common.runtime import Hook
+from weir_common.search.lexical_factory import make_lexical
 
 from .conversations.repository import ConversationStore
 from .conversations.service import Conversations
 from .db import Database
 from .flash import Flash
+from .log.index import LexicalLog
+from .log.service import LogWeights, TurnLog
+from .log.store import LogStore
 from .longterm.analyzer import Analyzer
 from .longterm.ledger import Ledger
 from .longterm.models import Clock
@@ -30,7 +34,7 @@ from .longterm.profile import Profile
 from .longterm.profile_repository import ProfileStore
 from .longterm.repository import ItemStore
 from .longterm.semantic import SemanticMemory
-from .longterm.service import LongTermMemory, RecallSettings
+from .longterm.service import FusionSettings, LongTermMemory, RecallSettings
 from .longterm.similarity import Similarity, floor_for
 from .longterm.tf_embedder import TermFrequencyEmbedder
 from .longterm.vector_index import UserVectorIndex
@@ -85,6 +89,31 @@ async def choose_embedder(settings: MemorySettings) -> tuple[Embedder, bool]:
     return embedder, False
 
 
+def make_lexical_log(settings: MemorySettings, db: Database, clock: Clock) -> LexicalLog:
+    """The turn log's BM25 index: Elasticsearch, or tantivy under `DATA_DIR/memory-log`."""
+    s = settings
+    root = (s.data_dir / "memory-log").resolve()
+    engine = make_lexical(
+        s.log_lexical_backend, es_url=s.es_url, es_prefix=s.log_es_index_prefix, tantivy_root=root
+    )
+    es = s.log_lexical_backend == "elasticsearch" or (s.log_lexical_backend == "auto" and s.es_url)
+    name = f"elasticsearch:{s.log_es_index_prefix}" if es else f"tantivy:{root}"
+    return LexicalLog(engine, LogStore(db), name, clock)
+
+
+def make_turn_log(
+    settings: MemorySettings, lexical: LexicalLog, index: UserVectorIndex, similarity: Similarity,
+    clock: Clock,
+) -> TurnLog:  # fmt: skip
+    """Search and retention of the turn log, per the settings."""
+    s = settings
+    return TurnLog(
+        lexical, index, similarity,
+        weights=LogWeights(s.recall_weight_dense, s.recall_weight_lexical, s.recall_weight_time),
+        min_similarity=s.log_min_similarity, retention_days=s.log_retention_days, clock=clock,
+    )  # fmt: skip
+
+
 def make_index(settings: MemorySettings) -> UserVectorIndex:
     """Milvus, or vectors in this process."""
     if settings.vector_backend == "memory":
@@ -104,6 +133,7 @@ class LongTermWiring:
     memory: LongTermMemory | None = None
     _db: Database | None = None
     _index: UserVectorIndex | None = None
+    _lexical: LexicalLog | None = None
 
     @property
     def index(self) -> UserVectorIndex:
@@ -132,6 +162,8 @@ class LongTermWiring:
             self.clock,
         )  # fmt: skip
         sessions = SessionStore(self._db, tag)
+        self._lexical = lexical = make_lexical_log(s, self._db, self.clock)
+        await lexical.open()
         self.memory = LongTermMemory(
             semantic=semantic,
             profile=Profile(ProfileStore(self._db)),
@@ -145,8 +177,12 @@ class LongTermWiring:
                 auto=s.recall_auto,
             ),
             clock=self.clock,
-            conversations=Conversations(ConversationStore(self._db), self.flash, index),
+            conversations=Conversations(ConversationStore(self._db), self.flash, index, lexical),
             pending=PendingStore(self._db) if self.background else None,
+            log=make_turn_log(s, lexical, index, similarity, self.clock),
+            fusion=FusionSettings(
+                s.recall_candidates, s.recall_weight_memories, s.recall_turns_per_memory
+            ),
         )
         log.info("memory.long_term.opened", embedder=tag, floor=similarity.floor,
                  vectors=s.vector_backend, model=self.flash.available)  # fmt: skip
@@ -156,6 +192,9 @@ class LongTermWiring:
         """Close the index and the pool (again: nothing to do)."""
         index, self._index = self._index, None
         db, self._db = self._db, None
+        lexical, self._lexical = self._lexical, None
+        if lexical is not None:
+            await lexical.close()
         if index is not None:
             await index.close()
         if db is not None:

@@ -10,6 +10,7 @@ import structlog
 from weir_common.events import TurnCompleted
 
 from ..flash import Flash
+from ..log.index import LexicalLog
 from ..longterm.vector_index import UserVectorIndex
 from ..sessions.service import chat_key, session_key
 from .repository import Conversation, ConversationStore, StoredTurn, decode_cursor, encode_cursor
@@ -21,10 +22,17 @@ log = structlog.get_logger(__name__)
 class Conversations:
     """A user's conversations over `store`; titles from `flash` (or the first words)."""
 
-    def __init__(self, store: ConversationStore, flash: Flash, index: UserVectorIndex) -> None:
+    def __init__(
+        self,
+        store: ConversationStore,
+        flash: Flash,
+        index: UserVectorIndex,
+        lexical: LexicalLog | None = None,
+    ) -> None:
         self.store = store
         self._flash = flash
         self._index = index
+        self._lexical = lexical  # the turn log's words: removed first, the rows name them
 
     async def create(
         self, user_id: str, conversation_id: str, client_id: str, title: str, at: datetime
@@ -59,6 +67,8 @@ class Conversations:
     async def delete(self, user_id: str, conversation_id: str, at: datetime) -> bool:
         """Delete the conversation and what memory keeps of it (its turns, chats, session and
         their vectors); idempotent. True when it existed."""
+        if self._lexical is not None:
+            await self._lexical.forget_conversation(user_id, conversation_id)
         existed, runs = await self.store.delete(user_id, conversation_id, at)
         keys = [chat_key(user_id, r) for r in runs]
         await self._index.delete(user_id, [*keys, session_key(user_id, conversation_id)])

@@ -20,12 +20,15 @@ from weir_common.events import Turn
 from weir_common.tombstone import forgotten
 
 from ..conversations.service import Conversations
+from ..log.service import TurnLog
+from ..log.temporal import window
 from ..sessions.recall import Focus, RecallResult, Scenario, Trigger, detect
 from ..sessions.service import SessionMemory
 from ..summary import chat_summary, turn_detail
 from . import preferences, topics
 from .analyzer import Analyzer
 from .consolidator import Consolidator
+from .fusion import Entry, fuse, render
 from .ledger import Ledger
 from .models import Analysis, Clock, Layer, Vector
 from .pending import PendingStore
@@ -69,6 +72,15 @@ class RecallSettings:
     auto: bool = True  # the similarity trigger; off: only `/recall` and keywords recall
 
 
+@dataclass(frozen=True)
+class FusionSettings:
+    """How recall fuses memories with the turn log (issue 16)."""
+
+    candidates: int = 20  # per retriever (memories, turns by meaning, by words, by time)
+    memory_weight: float = 1.0
+    turns_per_memory: int = 2
+
+
 class LongTermMemory:
     """Profile, semantic/episodic memories and sessions of every user."""
 
@@ -84,8 +96,12 @@ class LongTermMemory:
         clock: Clock,
         conversations: Conversations | None = None,
         pending: PendingStore | None = None,
+        log: TurnLog | None = None,
+        fusion: FusionSettings | None = None,
     ) -> None:
         self.semantic = semantic
+        self.log = log  # None: recall reads extracted memories only
+        self._fusion = fusion or FusionSettings()
         self.pending = pending  # set: a turn's long-term part runs later (`AnalysisWorker`)
         self.conversations = conversations
         self.profile = profile
@@ -128,29 +144,59 @@ class LongTermMemory:
                 searched=True,
             )
         vector = vector or await self._query_vector(query)
-        selection = await topics.select(
-            query, self._query_vector,
-            lambda v: self.semantic.recall(user_id, v, touch=False), vector,
-            self.semantic.policy.recall_top_k,
+        entries = await self.recall(
+            user_id, query, vector, self.semantic.policy.recall_top_k, touch=touch,
+            current=conversation_id,
         )  # fmt: skip
-        if touch and selection.memories:  # what is injected was accessed, not every candidate
-            ids = [r.item.id for r in selection.memories]
-            await self.semantic.items.touch(user_id, ids, self._clock())
         recall = await self._sessions(user_id, conversation_id, query, vector, focus)
         summary = await self.sessions.summary(user_id, conversation_id) if conversation_id else None
-        log.info("memory.recollected", user_id=user_id, topics=len(selection.slices),
-                 hit=selection.hit, memories=len(selection.memories),
+        log.info("memory.recollected", user_id=user_id, entries=len(entries),
+                 memories=sum(e.memory is not None for e in entries),
                  recall=recall.scenario.value if recall else None)  # fmt: skip
-        runs = [run for r in selection.memories for run in r.item.source_runs]
+        runs = [run for e in entries for run in e.sources]
         return Recollection(
             preferences=preferences.block(profile, query),
             preference_lines=preferences.lines(profile, chinese),
-            memories=topics.render(selection.memories, chinese),
+            memories=render(entries, chinese),
             searched=True,
             session_summary=summary,
             recall=recall,
             sources=list(dict.fromkeys([*runs, *(recall.sources if recall else [])])),
         )
+
+    async def recall(
+        self,
+        user_id: str,
+        query: str,
+        vector: Vector,
+        k: int,
+        *,
+        touch: bool = False,
+        current: str | None = None,
+    ) -> list[Entry]:
+        """The best `k` of the user's memories (topic-sliced, seed 003) and logged turns of
+        other conversations than `current`, fused; `touch` marks the memories shown as
+        accessed."""
+        n = max(k, self._fusion.candidates)
+        selection = await topics.select(
+            query, self._query_vector,
+            lambda v: self.semantic.recall(user_id, v, touch=False, top_k=n), vector, n,
+        )  # fmt: skip
+        if self.log is None:
+            entries = [Entry(r.score, r) for r in selection.memories[:k]]
+        else:
+            found = await self.log.candidates(
+                user_id, query, vector, n, window=window(query, self._clock()), current=current
+            )
+            entries = fuse(
+                selection.memories, found.rankings, found.chats, k,
+                memory_weight=self._fusion.memory_weight,
+                turns_per_memory=self._fusion.turns_per_memory,
+            )  # fmt: skip
+        shown = [e.memory.item.id for e in entries if e.memory is not None]
+        if touch and shown:  # what is injected was accessed, not every candidate
+            await self.semantic.items.touch(user_id, shown, self._clock())
+        return entries
 
     async def _query_vector(self, text: str) -> Vector:
         return await self._queries.embed_query(self.embedder, text)
@@ -209,8 +255,14 @@ class LongTermMemory:
                 due = await self.write_turn(user_id, conversation_id, turn, at, recent)
         if not admitted:
             log.info("memory.turn_forgotten", user_id=user_id, run_id=turn.run_id)
+        await self.index_log()
         if due:
             await self.consolidator.run(user_id, due)
+
+    async def index_log(self) -> None:
+        """Bring the turns just written into the log's lexical index (one commit for all)."""
+        if self.log is not None:
+            await self.log.lexical.catch_up()
 
     async def prepare(self, turn: Turn, recent: Sequence[Turn]) -> Prepared:
         """The analyzer's verdict on a turn and the texts to embed for it (the chat summary,

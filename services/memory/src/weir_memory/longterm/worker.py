@@ -85,6 +85,7 @@ class AnalysisWorker:
             at += len(p.texts)
         for row in rows:
             await self._write(row, ready.get(row.seq))
+        await lt.index_log()
         log.info("memory.analysed", turns=len(rows), embedded=len(vectors))
         return len(rows)
 

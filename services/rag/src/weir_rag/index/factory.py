@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import ClassVar
 
-import structlog
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
-from weir_common.search.elastic import ElasticLexicalIndex
 from weir_common.search.lexical import LexicalIndex
-from weir_common.search.tantivy_index import TantivyLexicalIndex
+from weir_common.search.lexical_factory import LexicalBackend, make_lexical
 from weir_common.settings import LayeredSettings
 from weir_rag.index.dense import DenseIndex, MilvusDenseIndex
-
-log = structlog.get_logger(__name__)
 
 
 class IndexSettings(LayeredSettings):
@@ -32,7 +28,7 @@ class IndexSettings(LayeredSettings):
     )
     es_index_prefix: str = Field(default="weir-chunks-", description="Prefix of the ES indexes.")
     data_dir: Path = Path(".data")
-    lexical_backend: Literal["auto", "tantivy", "elasticsearch"] = Field(
+    lexical_backend: LexicalBackend = Field(
         default="auto", description="`auto`: Elasticsearch when `ES_URL` is set, else tantivy."
     )
 
@@ -40,17 +36,10 @@ class IndexSettings(LayeredSettings):
 def make_lexical_index(settings: IndexSettings | None = None) -> LexicalIndex:
     """Elasticsearch or embedded tantivy, per :class:`IndexSettings` (nothing opened yet)."""
     s = settings if settings is not None else IndexSettings()
-    backend = s.lexical_backend
-    if backend == "auto":
-        backend = "elasticsearch" if s.es_url else "tantivy"
-    if backend == "elasticsearch":
-        if not s.es_url:
-            raise ValueError("LEXICAL_BACKEND=elasticsearch needs ES_URL")
-        log.info("lexical.selected", engine="elasticsearch", url=s.es_url)
-        return ElasticLexicalIndex(s.es_url, prefix=s.es_index_prefix)
-    root = s.data_dir / "tantivy"
-    log.info("lexical.selected", engine="tantivy", root=str(root))
-    return TantivyLexicalIndex(root)
+    return make_lexical(
+        s.lexical_backend, es_url=s.es_url, es_prefix=s.es_index_prefix,
+        tantivy_root=s.data_dir / "tantivy",
+    )  # fmt: skip
 
 
 def make_dense_index(dimension: int, settings: IndexSettings | None = None) -> DenseIndex:
