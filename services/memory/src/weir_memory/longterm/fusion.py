@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from weir_common.search.fusion import rrf
+from weir_common.search.fusion import RRF_K, rrf
 
 from ..log.store import LoggedChat
 from .models import CATEGORY_LABELS, Recalled
@@ -43,6 +43,7 @@ def fuse(
     *,
     memory_weight: float = 1.0,
     turns_per_memory: int = 2,
+    rrf_k: int = RRF_K,
 ) -> list[Entry]:
     """The best `k` entries of memories and turns fused."""
     cited: dict[str, str] = {}
@@ -62,7 +63,7 @@ def fuse(
         for rank, run in enumerate(runs):
             best_rank[run] = min(rank, best_rank.get(run, rank))
     entries = []
-    for item, score in rrf(rankings, key)[:k]:
+    for item, score in rrf(rankings, key, rrf_k)[:k]:
         if isinstance(item, str) and item not in cited:
             entries.append(Entry(score, None, [chats[item]]))
             continue

@@ -83,23 +83,26 @@ class AnalysisWorker:
         for row, p in zip(todo, prepared, strict=True):
             ready[row.seq] = (p, vectors[at : at + len(p.texts)])
             at += len(p.texts)
-        for row in rows:
-            await self._write(row, ready.get(row.seq))
-        await lt.index_log()
+        dues = [await self._write(row, ready.get(row.seq)) for row in rows]
+        await lt.index_log()  # searchable by words too before a waiting context goes on
+        for row, due in zip(rows, dues, strict=True):
+            await self._pending.done(row.user_id, row.turn.run_id)
+            if due:
+                await lt.consolidator.run(row.user_id, due)
         log.info("memory.analysed", turns=len(rows), embedded=len(vectors))
         return len(rows)
 
-    async def _write(self, row: PendingTurn, ready: tuple[Prepared, list[Vector]] | None) -> None:
-        lt, due = self._memory, list[str]()
-        async with lt.writing(row.user_id, row.occurred_at) as admitted:
+    async def _write(
+        self, row: PendingTurn, ready: tuple[Prepared, list[Vector]] | None
+    ) -> list[str]:
+        """The turn's writes under its user's lock; the consolidation candidates when due."""
+        async with self._memory.writing(row.user_id, row.occurred_at) as admitted:
             if admitted and ready is not None:
-                due = await lt.write_turn(
+                return await self._memory.write_turn(
                     row.user_id, row.conversation_id, row.turn, row.occurred_at, row.recent,
                     prepared=ready[0], vectors=ready[1],
                 )  # fmt: skip
-            await self._pending.done(row.user_id, row.turn.run_id)
-        if due:
-            await lt.consolidator.run(row.user_id, due)
+        return []
 
 
 async def _embed(embedder: Embedder, texts: list[str]) -> list[Vector]:

@@ -1,0 +1,71 @@
+"""Recall fused: memories and logged turns in one ranking, deduplicated by provenance."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from weir_memory.log.store import LoggedChat
+from weir_memory.longterm.fusion import fuse, render
+from weir_memory.longterm.models import Category, Layer, MemoryItem, Recalled
+
+pytestmark = pytest.mark.unit
+NOW = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+
+
+def memory(content: str, runs: list[str], score: float = 0.6) -> Recalled:
+    item = MemoryItem(
+        id=f"m-{content[:8]}", user_id="u", layer=Layer.SEMANTIC, category=Category.PREFERENCE,
+        content=content, importance=0.5, embedding=[], created_at=NOW, last_accessed=NOW,
+        decayed_at=NOW, source_runs=runs,
+    )  # fmt: skip
+    return Recalled(item, score, score)
+
+
+def chat(run: str, text: str) -> LoggedChat:
+    return LoggedChat("u", run, "c1", text, "", NOW, [1.0])
+
+
+CHATS = {
+    "r1": chat("r1", "I love hiking in the Alps"),
+    "r2": chat("r2", "My sister adopted a cat called Biscuit"),
+    "r3": chat("r3", "Work was busy today"),
+}
+
+
+def test_a_turn_a_memory_came_from_counts_for_the_memory_and_is_shown_under_it() -> None:
+    hiking = memory("likes hiking", ["r1"])
+    entries = fuse([hiking], [(["r1", "r2"], 1.0), (["r1", "r3"], 1.0)], CHATS, 3)
+    assert [e.memory.item.content if e.memory else e.turns[0].run_id for e in entries] == [
+        "likes hiking", "r2", "r3",
+    ], "the memory's own rank and its turn's two ranks add up"  # fmt: skip
+    assert entries[0].turns == [CHATS["r1"]]
+    assert entries[0].sources == ["r1"]
+    assert entries[1].sources == ["r2"]
+
+
+def test_a_turn_found_by_both_retrievers_beats_a_memory_found_alone() -> None:
+    entries = fuse([memory("works a lot", ["r9"])], [(["r2"], 1.0), (["r2"], 1.0)], CHATS, 1)
+    assert entries[0].memory is None
+    assert entries[0].turns == [CHATS["r2"]]
+
+
+def test_without_the_log_memories_keep_their_order_and_k_bounds_the_list() -> None:
+    a, b = memory("a fact", ["x"], 0.9), memory("b fact", ["y"], 0.5)
+    entries = fuse([a, b], [], {}, 1)
+    assert [e.memory for e in entries] == [a]
+
+
+def test_turns_missing_from_the_log_are_left_out() -> None:
+    entries = fuse([], [(["gone", "r3"], 1.0)], CHATS, 5)
+    assert [e.turns[0].run_id for e in entries] == ["r3"]
+
+
+def test_render_shows_facts_with_their_supporting_turns_and_dates() -> None:
+    hiking = memory("likes hiking", ["r1"])
+    lines = render(fuse([hiking], [(["r1", "r2"], 1.0)], CHATS, 2), chinese=False)
+    assert lines == [
+        "[preference] likes hiking (2023-05-08)\n  > 2023-05-08: I love hiking in the Alps",
+        "2023-05-08: My sister adopted a cat called Biscuit",
+    ]
