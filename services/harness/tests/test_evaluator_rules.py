@@ -7,6 +7,7 @@ from weir_harness.evaluator_rules import (
     missing_citation,
     off_language,
 )
+from weir_harness.settings import HarnessSettings
 
 
 def test_avoided_terms_english_and_chinese() -> None:
@@ -57,3 +58,11 @@ def test_first_failure_order_and_pass() -> None:
     assert first_failure("  ", "hi") == "the answer is empty"
     assert first_failure("Hello! How can I help?", "hi", ["dislikes coffee"]) is None
     assert first_failure("Have a coffee [1].", "what to drink?", ["dislikes coffee"], ["a.md"])
+
+
+def test_evaluator_settings_switch_per_route() -> None:
+    settings = HarnessSettings(evaluator_skip_routes=["react"])
+    assert settings.evaluator_max_regenerations == 3
+    assert settings.evaluates("plain_chat")
+    assert not settings.evaluates("react")
+    assert not HarnessSettings(evaluator_enabled=False).evaluates("plain_chat")
