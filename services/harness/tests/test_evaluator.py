@@ -54,3 +54,10 @@ def test_skipped_route_and_good_answer_pass() -> None:
     decision = decide(run, _answer("Green tea."), Capabilities(), HarnessSettings())
     assert decision.next_step == "turn.completed"
     assert run.state.evaluator_failures == []
+
+
+def test_offline_answers_are_not_regenerated() -> None:
+    run = _run("Should I drink coffee?", "dislikes coffee")
+    offline = AnswerGenerated(request_id="q1", text="You asked: coffee.", model="", offline=True)
+    assert decide(run, offline, Capabilities(), HarnessSettings()).next_step == "turn.completed"
+    assert not run.state.evaluator_failed

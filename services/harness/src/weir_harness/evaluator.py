@@ -19,8 +19,15 @@ def preference_lines(run: Run) -> list[str]:
     return lines
 
 
-def check_answer(run: Run, answer: str, settings: HarnessSettings) -> str | None:
-    """The reason `answer` fails the check, or None (also when the route skips it)."""
+def check_answer(
+    run: Run, answer: str, settings: HarnessSettings, *, offline: bool = False
+) -> str | None:
+    """The reason `answer` fails the check, or None (also when the route skips it). The
+    offline responder's answer is not checked: it is deterministic (a regeneration would
+    repeat it), quotes the question and the memories verbatim, and its verdict is already
+    `unverifiable`."""
+    if offline:
+        return None
     route = run.state.route.value if run.state.route is not None else "plain_chat"
     if not settings.evaluates(route):
         return None

@@ -25,7 +25,7 @@ _ZH_NEGATED = re.compile(r"(?:不喜欢|讨厌|不爱|不吃|不喝|忌口|忌)(
 _ZH_ALLERGY = re.compile(r"对([\u3400-\u9fff]{1,8}?)过敏")
 # Words near a mention that mean the answer also steers away from it.
 _ANSWER_NEGATION = re.compile(
-    r"\b(?:no|not|avoid|avoiding|without|instead of|skip|don'?t|dislike|allergic)\b"
+    r"\b(?:no|not|never|avoid|avoids|avoiding|without|instead of|skip|don'?t|dislikes?|allergic)\b"
     r"|不|别|避免|避开|过敏|代替|而不是|除了",
     re.IGNORECASE,
 )

@@ -99,7 +99,7 @@ def _answered(
             run, result.tool_calls, settings, caps, policies, source="answer", thought=result.text
         )
         return Decision(following, steps, notes)
-    reason = check_answer(run, result.text, settings)
+    reason = check_answer(run, result.text, settings, offline=result.offline)
     if reason is not None:
         state.evaluator_failures.append(reason)
         note = ("evaluator.failed", {"reason": reason, "check": len(state.evaluator_failures)})
