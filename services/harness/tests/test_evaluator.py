@@ -38,6 +38,10 @@ def test_contradicting_answer_regenerates_then_is_delivered_and_marked() -> None
         assert decision.notes[0][1]["check"] == check
     decision = decide(run, _answer("Have a coffee."), Capabilities(), settings)
     assert decision.next_step == "turn.completed"
+    assert decision.notes[0] == (
+        "evaluator.failed",
+        {"reason": run.state.revision_note, "check": 4},
+    )
     assert run.state.evaluator_failed
     assert len(run.state.evaluator_failures) == 4
     assert run.state.answer == "Have a coffee."
