@@ -66,3 +66,12 @@ def test_evaluator_settings_switch_per_route() -> None:
     assert settings.evaluates("plain_chat")
     assert not settings.evaluates("react")
     assert not HarnessSettings(evaluator_enabled=False).evaluates("plain_chat")
+
+
+def test_avoided_terms_from_memorys_preference_block() -> None:
+    terms = avoided_terms(
+        ["【用户偏好】", "不喜欢: 咖啡、香菜", "Dislikes: coffee, spicy food", "喜欢: 茶"]
+    )
+    assert {"咖啡", "香菜", "coffee", "spicy food"} <= terms
+    assert "茶" not in terms
+    assert contradicts_preferences("来一杯咖啡吧。", ["不喜欢: 咖啡"]) is not None

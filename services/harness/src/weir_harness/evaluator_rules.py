@@ -22,6 +22,9 @@ _EN_NEGATED = re.compile(
     re.IGNORECASE,
 )
 _ZH_NEGATED = re.compile(r"(?:不喜欢|讨厌|不爱|不吃|不喝|忌口|忌)([\u3400-\u9fff]{1,8})")
+# memory's preference block (seed 000): "不喜欢: 咖啡、茶" / "Dislikes: coffee, tea".
+_BLOCK_LINE = re.compile(r"^\s*(?:dislikes|不喜欢|讨厌|allergies|过敏)\s*[:：]\s*(.+)$", re.I)
+_LIST_SEP = re.compile(r"\s*(?:[,，、;；/]|\band\b|和)\s*")
 _ZH_ALLERGY = re.compile(r"对([\u3400-\u9fff]{1,8}?)过敏")
 # Words near a mention that mean the answer also steers away from it.
 _ANSWER_NEGATION = re.compile(
@@ -42,6 +45,10 @@ def avoided_terms(preference_lines: Iterable[str]) -> set[str]:
     """Things the stored preferences and facts say the user dislikes, avoids or cannot have."""
     terms: set[str] = set()
     for line in preference_lines:
+        block = _BLOCK_LINE.match(line)
+        if block:
+            terms.update(t.strip(" .。").lower() for t in _LIST_SEP.split(block.group(1)))
+            continue
         for match in _EN_NEGATED.finditer(line):
             words = [w for w in match.group(1).lower().split() if w not in _EN_STOP]
             if words:
