@@ -12,6 +12,7 @@ import pytest
 import websockets
 
 from weir_common.events import new_id
+from weir_common.testing.script import ScriptRule
 from weir_common.testing.scripted_llm import ScriptedLLM
 from weir_deploy.services import Services
 
@@ -141,3 +142,47 @@ async def test_one_users_memories_never_reach_another(
     assert "阿丽" not in prompt, prompt
     assert "钢琴" not in prompt, prompt
     assert (await rows_about(stack_env["DATABASE_URL"], bob.user_id))["memory_profile"] == 0
+
+
+def _after_last_reset(frames: list[dict[str, Any]]) -> str:
+    resets = [i for i, f in enumerate(frames) if f["type"] == "reset"]
+    start = resets[-1] + 1 if resets else 0
+    return "".join(str(f["text"]) for f in frames[start:] if f["type"] == "delta")
+
+
+async def test_an_answer_contradicting_a_stored_preference_is_regenerated(
+    person: Person, llm: ScriptedLLM, stack_env: dict[str, str]
+) -> None:
+    """The evaluator (F39): the first answer suggests coffee to a user who dislikes it, so it
+    is regenerated with the reason and the client sees a `reset`."""
+    told = await person.say("I don't like coffee.", conversation=f"tell-{new_id()[:6]}")
+    await wait_until_remembered(stack_env["DATABASE_URL"], told[0]["run_id"])
+    llm.set_script(
+        [
+            ScriptRule(match="drink this morning", text="Have a strong coffee.", once=True),
+            ScriptRule(match="drink this morning", text="Try a green tea."),
+        ]
+    )
+    frames = await person.say("What should I drink this morning?", f"ask-{new_id()[:6]}")
+    assert any(f["type"] == "reset" for f in frames), frames
+    assert _after_last_reset(frames) == "Try a green tea."
+    assert "coffee" in prompt_for(llm, "What should I drink this morning?")
+
+
+async def test_the_last_failing_answer_is_delivered_and_marked(
+    person: Person, llm: ScriptedLLM, stack_env: dict[str, str]
+) -> None:
+    told = await person.say("I don't like coffee.", conversation=f"tell-{new_id()[:6]}")
+    await wait_until_remembered(stack_env["DATABASE_URL"], told[0]["run_id"])
+    llm.set_script([ScriptRule(match="drink tonight", text="Have a coffee.")])
+    frames = await person.say("What should I drink tonight?", f"ask-{new_id()[:6]}")
+    assert sum(f["type"] == "reset" for f in frames) == 3, frames
+    assert _after_last_reset(frames) == "Have a coffee."
+    run_id = frames[0]["run_id"]
+    await wait_until_remembered(stack_env["DATABASE_URL"], run_id)
+    conn = await asyncpg.connect(stack_env["DATABASE_URL"])
+    try:
+        kinds = await conn.fetch("SELECT kind FROM run_steps WHERE run_id = $1", run_id)
+    finally:
+        await conn.close()
+    assert sum(r["kind"] == "evaluator.failed" for r in kinds) == 4, kinds

@@ -114,7 +114,7 @@ def _walk(route: Route, capabilities: Capabilities) -> list[str]:
         ),
         RETRIEVE: RagRetrieveCompleted(passages=[passage("a.md")], request_id="c", **ENVELOPE),
         PLAN: planned(None, "nothing to look up"),
-        GENERATE: AnswerGenerated(text="answer", request_id="c", **ENVELOPE),
+        GENERATE: AnswerGenerated(text="answer [1]", request_id="c", **ENVELOPE),
         "turn.completed": TurnRecorded(request_id="c", **ENVELOPE),
     }
     chain: list[str] = [FIRST_STEP]

@@ -63,6 +63,15 @@ class RunState(BaseModel):
     generations: int = Field(
         default=0, description="Answer commands sent (retries too); the deltas' attempt."
     )
+    evaluator_failures: list[str] = Field(
+        default_factory=list, description="Each failed answer check's reason, in order (F39)."
+    )
+    revision_note: str | None = Field(
+        default=None, description="The last failed check's reason, sent with the regeneration."
+    )
+    evaluator_failed: bool = Field(
+        default=False, description="The delivered answer still failed the check (F39)."
+    )
     awaiting: ConfirmationWait | None = Field(
         default=None, description="The call parked until the user approves or denies it."
     )

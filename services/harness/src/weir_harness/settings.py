@@ -70,6 +70,25 @@ class HarnessSettings(WeirSettings):
         description="How long a tool call waits for the user's confirmation; no answer by "
         "then counts as a denial (the run's verdict is needs_human).",
     )
+    evaluator_enabled: bool = Field(
+        default=True,
+        description="Check each generated answer (F39): offline rules (empty, off-language, "
+        "contradicts a stored preference, no citation of given evidence).",
+    )
+    evaluator_max_regenerations: int = Field(
+        default=3,
+        ge=0,
+        description="Regenerations after a failed check (seed 004); the last failing answer "
+        "is still delivered and marked in the run's verdict.",
+    )
+    evaluator_skip_routes: list[str] = Field(
+        default_factory=list,
+        description='Routes whose answers are not checked, e.g. ["react"].',
+    )
+
+    def evaluates(self, route: str) -> bool:
+        """Whether answers on `route` go through the evaluator step."""
+        return self.evaluator_enabled and route not in self.evaluator_skip_routes
 
     def timeout_for(self, step: str) -> float:
         """The deadline of one step command."""

@@ -125,6 +125,7 @@ def _generate(run: Run, caps: Capabilities, settings: HarnessSettings) -> StepCo
         observations=state.observations,
         tool_calls_left=answer_tool_calls(run, caps, settings),
         stream_attempt=state.generations,
+        revision_note=state.revision_note,
         **req.envelope(),
     )
 

@@ -29,6 +29,7 @@ from weir_common.events import (
 from weir_harness.capabilities import Capabilities
 from weir_harness.confirmation import NO_POLICIES, Policies
 from weir_harness.dispatch import after_calls, dispatch
+from weir_harness.evaluator import check_answer
 from weir_harness.models import Run, RunStatus
 from weir_harness.settings import HarnessSettings
 from weir_harness.steps import GENERATE, LOOP_STEPS, PLAN, ROUTE, after_route
@@ -98,9 +99,20 @@ def _answered(
             run, result.tool_calls, settings, caps, policies, source="answer", thought=result.text
         )
         return Decision(following, steps, notes)
+    checks: list[tuple[str, dict[str, Any]]] = []
+    reason = check_answer(run, result.text, settings, offline=result.offline)
+    if reason is not None:  # every failed check is a step of the run record
+        state.evaluator_failures.append(reason)
+        checks.append(
+            ("evaluator.failed", {"reason": reason, "check": len(state.evaluator_failures)})
+        )
+        if len(state.evaluator_failures) <= settings.evaluator_max_regenerations:
+            state.revision_note = reason
+            return Decision(GENERATE, notes=checks)
+        state.evaluator_failed = True  # delivered all the same, marked for the verdict
     state.answer, state.model, state.offline = result.text, result.model, result.offline
     run.status = RunStatus.FINISHING
-    return Decision("turn.completed", [completed(run)])
+    return Decision("turn.completed", [completed(run)], checks)
 
 
 def _retrieved(run: Run, result: RagRetrieveCompleted) -> Decision:

@@ -64,6 +64,12 @@ def _answered_but_broken(run: Run, facts: Facts) -> Judged:
     if run.state.stop_reason:
         evidence.append(f"the tool loop was cut short: {run.state.stop_reason}")
     evidence.extend(f"tool {tool} returned an error" for tool in facts.tools_failed)
+    if run.state.evaluator_failed:
+        failures = run.state.evaluator_failures
+        evidence.append(
+            f"the answer failed the evaluator's check {len(failures)} time(s), "
+            f"last because {failures[-1]}"
+        )
     route = run.state.route
     if route is Route.RAG and RETRIEVE not in facts.steps_sent:
         evidence.append("the knowledge route was chosen but no knowledge base was searched")

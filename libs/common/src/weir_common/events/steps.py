@@ -131,6 +131,12 @@ class AnswerGenerateRequested(StepCommand):
         description="The attempt number the deltas carry (0: `attempt`): it grows with every "
         "generation of the run, a retry or an answer after tool calls, so clients reset.",
     )
+    revision_note: str | None = Field(
+        default=None,
+        description="Why the evaluator rejected the previous answer (F39, seed 004); the "
+        "model regenerates with it in mind. None on a first generation.",
+        examples=["the answer suggests 'coffee', which the user's stored preferences avoid"],
+    )
 
 
 class AnswerGenerated(StepResult):
