@@ -157,7 +157,7 @@ def reply(command: StepCommand, route: Route = Route.PLAIN_CHAT) -> HarnessResul
         return RagRetrieveCompleted(request_id=request_id, **envelope)
     if isinstance(command, AnswerGenerateRequested):
         return AnswerGenerated(
-            text="the answer", model="scripted", request_id=request_id, **envelope
+            text="the answer [1]", model="scripted", request_id=request_id, **envelope
         )
     if isinstance(command, TurnCompleted):
         return TurnRecorded(request_id=request_id, **envelope)
@@ -718,7 +718,7 @@ async def test_time_budget_does_not_cut_the_answer_short(
     assert types(out) == ["run.completed", "turn.completed"]
     completed = out[0].event
     assert isinstance(completed, RunCompleted)
-    assert completed.text == "the answer"
+    assert completed.text == "the answer [1]"
 
 
 # --- retries and restarts inside the loop ------------------------------------------------------
