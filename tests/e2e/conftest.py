@@ -88,3 +88,33 @@ def messages_for(llm: ScriptedLLM, question: str) -> list[dict[str, Any]]:
         if messages[-1]["role"] == "user" and "<user_query>" in last and question in last:
             return messages
     raise AssertionError(f"the model never saw {question!r}")
+
+
+def prompt_for(llm: ScriptedLLM, question: str) -> str:
+    """Every message the router sent with `question` (memory is fenced in the user message)."""
+    return "\n".join(str(m["content"]) for m in messages_for(llm, question))
+
+
+class Person:
+    """One user of the product, able to open conversations."""
+
+    def __init__(self, product: Services, user_id: str) -> None:
+        self.url = product.url("gateway").replace("http", "ws") + "/ws/chat"
+        self.user_id = user_id
+
+    async def say(self, text: str, conversation: str, **extra: Any) -> list[dict[str, Any]]:
+        """One turn in `conversation`; returns its frames."""
+        headers = {"X-User-Id": self.user_id}
+        async with websockets.connect(self.url, additional_headers=headers) as ws:
+            client = ChatClient(ws)
+            assert (await client.recv())["type"] == "ready"
+            frames = await client.turn(text, conversation_id=conversation, **extra)
+        assert frames[-1]["type"] == "done", frames[-1]
+        return frames
+
+
+@pytest.fixture
+def person(product: Services) -> Person:
+    """A fresh user."""
+    assert not product.exited(), f"services died: {product.exited()}"
+    return Person(product, f"mem-{new_id()[:8]}")

@@ -8,15 +8,15 @@ import json
 from typing import Any
 
 import asyncpg
+import httpx
 import pytest
-import websockets
 
 from weir_common.events import new_id
 from weir_common.testing.script import ScriptRule
 from weir_common.testing.scripted_llm import ScriptedLLM
 from weir_deploy.services import Services
 
-from .conftest import ChatClient, messages_for
+from .conftest import Person, messages_for, prompt_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
@@ -48,36 +48,6 @@ async def rows_about(database_url: str, user_id: str) -> dict[str, int]:
         }
     finally:
         await conn.close()
-
-
-def prompt_for(llm: ScriptedLLM, question: str) -> str:
-    """Every message the router sent with `question` (memory is fenced in the user message)."""
-    return "\n".join(str(m["content"]) for m in messages_for(llm, question))
-
-
-class Person:
-    """One user of the product, able to open conversations."""
-
-    def __init__(self, product: Services, user_id: str) -> None:
-        self.url = product.url("gateway").replace("http", "ws") + "/ws/chat"
-        self.user_id = user_id
-
-    async def say(self, text: str, conversation: str, **extra: Any) -> list[dict[str, Any]]:
-        """One turn in `conversation`; returns its frames."""
-        headers = {"X-User-Id": self.user_id}
-        async with websockets.connect(self.url, additional_headers=headers) as ws:
-            client = ChatClient(ws)
-            assert (await client.recv())["type"] == "ready"
-            frames = await client.turn(text, conversation_id=conversation, **extra)
-        assert frames[-1]["type"] == "done", frames[-1]
-        return frames
-
-
-@pytest.fixture
-def person(product: Services) -> Person:
-    """A fresh user."""
-    assert not product.exited(), f"services died: {product.exited()}"
-    return Person(product, f"mem-{new_id()[:8]}")
 
 
 @pytest.mark.parametrize(
@@ -170,8 +140,11 @@ async def test_an_answer_contradicting_a_stored_preference_is_regenerated(
 
 
 async def test_the_last_failing_answer_is_delivered_and_marked(
-    person: Person, llm: ScriptedLLM, stack_env: dict[str, str]
+    person: Person, llm: ScriptedLLM, stack_env: dict[str, str], product: Services
 ) -> None:
+    """Every regeneration fails the check too: after the seed's three retries the last
+    answer is delivered, each failed check is a step of the run record, and the verdict
+    says the answer failed the evaluator."""
     told = await person.say("I don't like coffee.", conversation=f"tell-{new_id()[:6]}")
     await wait_until_remembered(stack_env["DATABASE_URL"], told[0]["run_id"])
     llm.set_script([ScriptRule(match="drink tonight", text="Have a coffee.")])
@@ -180,9 +153,13 @@ async def test_the_last_failing_answer_is_delivered_and_marked(
     assert _after_last_reset(frames) == "Have a coffee."
     run_id = frames[0]["run_id"]
     await wait_until_remembered(stack_env["DATABASE_URL"], run_id)
-    conn = await asyncpg.connect(stack_env["DATABASE_URL"])
-    try:
-        kinds = await conn.fetch("SELECT kind FROM run_steps WHERE run_id = $1", run_id)
-    finally:
-        await conn.close()
-    assert sum(r["kind"] == "evaluator.failed" for r in kinds) == 4, kinds
+    async with httpx.AsyncClient(base_url=product.url("gateway")) as http:
+        found = await http.get(f"/api/runs/{run_id}", headers={"X-User-Id": person.user_id})
+    assert found.status_code == 200, found.text
+    body = found.json()
+    assert body["text"] == "Have a coffee."
+    checks = [e for e in body["timeline"] if e["kind"] == "evaluator.failed"]
+    assert len(checks) == 4, body["timeline"]
+    assert all("coffee" in e["detail"]["reason"] for e in checks), checks
+    assert body["verdict"]["verdict"] == "partial", body["verdict"]
+    assert any("evaluator" in e for e in body["verdict"]["evidence"]), body["verdict"]

@@ -17,7 +17,8 @@ from weir_common.events import new_id
 from weir_deploy.base import free_port
 from weir_deploy.services import LOOPBACK_PROXY_AUTH, Services
 
-from .test_memory import MEMORY_TABLES, Person, rows_about, wait_until_remembered
+from .conftest import Person
+from .test_memory import MEMORY_TABLES, rows_about, wait_until_remembered
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

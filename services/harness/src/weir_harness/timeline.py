@@ -50,7 +50,7 @@ _DETAILS: dict[str, tuple[str, ...]] = {
 def _detail(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
     if payload.get("pruned") or payload.get("scrubbed"):
         return {k: True for k in ("pruned", "scrubbed") if payload.get(k)}
-    if kind in ("budget", "timeout", "resend", "confirmation"):
+    if kind in ("budget", "timeout", "resend", "confirmation", "evaluator.failed"):
         return {k: v for k, v in payload.items() if k != "arguments"}
     kind_of = str(payload.get("type"))
     if kind_of in ("tools.call.requested", "tools.call.completed"):
