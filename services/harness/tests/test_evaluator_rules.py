@@ -40,6 +40,13 @@ def test_steering_away_is_not_a_contradiction() -> None:
     assert contradicts_preferences("Try green tea.", ["dislikes coffee"]) is None
 
 
+def test_talking_about_a_disliked_thing_is_not_a_contradiction() -> None:
+    lines = ["dislikes coffee"]
+    assert contradicts_preferences("Coffee was first roasted in Yemen.", lines) is None
+    assert contradicts_preferences("咖啡最早在也门烘焙。", ["不喜欢咖啡"]) is None
+    assert contradicts_preferences("You should have a coffee.", lines) is not None
+
+
 def test_off_language() -> None:
     assert off_language("Drink some tea.", "我早上应该喝什么？") is not None
     assert off_language("喝点茶吧。", "我早上应该喝什么？") is None

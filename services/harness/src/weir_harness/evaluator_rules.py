@@ -32,6 +32,14 @@ _ANSWER_NEGATION = re.compile(
     r"|不|别|避免|避开|过敏|代替|而不是|除了",
     re.IGNORECASE,
 )
+# Words that make a sentence a suggestion: talking about a disliked thing is no contradiction,
+# recommending it is ("Coffee came from Yemen" passes, "Have a coffee" does not).
+_SUGGESTION = re.compile(
+    r"\b(?:try|have|get|grab|order|drink|eat|recommend|suggest|how about|why not|go for|"
+    r"you could|you should|you might|consider|perfect|ideal|best)\b"
+    r"|推荐|建议|试试|尝试|可以|来一|不妨|最好|适合",
+    re.IGNORECASE,
+)
 _EN_STOP = {"the", "a", "an", "to", "of", "very", "much", "any"}
 
 
@@ -84,7 +92,11 @@ def contradicts_preferences(answer: str, preference_lines: Iterable[str]) -> str
     terms = avoided_terms(preference_lines)
     for sentence in _SENTENCE.findall(answer):
         for term in sorted(terms):
-            if _mentions(sentence, term) and not _ANSWER_NEGATION.search(sentence):
+            if (
+                _mentions(sentence, term)
+                and _SUGGESTION.search(sentence)
+                and not _ANSWER_NEGATION.search(sentence)
+            ):
                 return f"the answer suggests '{term}', which the user's stored preferences avoid"
     return None
 
