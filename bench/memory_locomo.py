@@ -18,13 +18,20 @@ turns, how many are behind what memory returns.
 Each conversation runs on its own database and its own BM25 folder (one memory deployment
 each), all on one PostgreSQL and one Milvus.
 
-    .venv/bin/python bench/memory_locomo.py [--conversations 26 30 41 42 43]
+`--analyzer scripted` runs the FLASH path: the analyzer asks a model (litellm, the scripted
+OpenAI-compatible server on loopback) instead of the offline heuristic. The scripted model
+cannot judge what is worth keeping: it answers every analysis alike (worth a memory, the
+message as its content), so this measures the path and the cost of a model that keeps
+everything, not a model's quality. Results go to `memory_locomo_scripted.json`.
+
+    .venv/bin/python bench/memory_locomo.py [--conversations 26 30 41 42 43] [--analyzer scripted]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib.util
 import json
 import logging
@@ -34,6 +41,7 @@ import statistics
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -45,6 +53,8 @@ from locomo_corpus import locomo_dir
 
 from benchlib import write_result
 from weir_common.events import MemoryContextRequested, TurnCompleted
+from weir_common.testing.script import ScriptRule
+from weir_common.testing.scripted_llm import ScriptedLLM
 from weir_deploy.pytest_plugin import fresh_database
 from weir_deploy.stack import Stack
 from weir_memory import context
@@ -54,7 +64,7 @@ from weir_memory.longterm.text import is_chinese
 from weir_memory.service import MemoryService
 from weir_memory.settings import MemorySettings
 from weir_memory.summary import Summarizer
-from weir_memory.wiring import LongTermWiring, make_store
+from weir_memory.wiring import LongTermWiring, make_flash, make_store
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 _DIA_ID = re.compile(r"D\d+:\d+")
@@ -201,7 +211,7 @@ async def _run_conversation(
     data = json.loads((locomo_dir() / f"{conv}.json").read_text())
     qas, data = data["qa"], data.get("conversation", data)
     clock, user = SimClock(), f"locomo-{conv}-{uuid4().hex[:6]}"
-    wiring = LongTermWiring(settings, Flash(None), clock)
+    wiring = LongTermWiring(settings, make_flash(settings), clock)
     lt = await wiring.open()
     memory = MemoryService(
         make_store(settings).store, Summarizer(Flash(None)), window=10, discard=2, long_term=lt
@@ -257,18 +267,38 @@ def summarise(answers: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-async def main(conversations: list[str], policy: str) -> None:
+# The scripted model's analysis of every message: worth a memory, the message as its content.
+SCRIPTED_ANALYSIS = json.dumps({"importance": 0.6, "category": "event", "layer": "semantic"})
+
+
+@contextlib.asynccontextmanager
+async def analyzer_model(analyzer: str) -> AsyncIterator[bool]:
+    """The scripted FLASH model on loopback for `scripted` (through litellm, as configured by
+    LLM_MODEL / LLM_API_BASE); nothing for `offline`. Yields whether memory uses a model."""
+    if analyzer == "offline":
+        yield False
+        return
+    async with ScriptedLLM([ScriptRule(text=SCRIPTED_ANALYSIS, chunk_words=1000)]) as llm:
+        os.environ |= {"LLM_MODEL": "openai/scripted", "LLM_API_BASE": llm.base_url,
+                       "LLM_API_KEY": "sk-scripted"}  # fmt: skip
+        yield True
+
+
+async def main(conversations: list[str], policy: str, analyzer: str) -> None:
     logging.disable(logging.WARNING)
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     enc = tokenizer()
     began = time.perf_counter()
-    async with Stack(("postgres", "milvus", "redis"), ephemeral=True) as stack:
+    async with (
+        analyzer_model(analyzer) as with_model,
+        Stack(("postgres", "milvus", "redis"), ephemeral=True) as stack,
+    ):
         env = stack.env()
         settings = MemorySettings(
             database_url=env["DATABASE_URL"],
             milvus_uri=env["MILVUS_URI"],
             redis_url=env["REDIS_URL"],
-            memory_llm=False,
+            memory_llm=with_model,
             vector_collection=f"locomo_{uuid4().hex[:6]}",
         )
         if policy == "no-expiry":  # what the seed's decay and expiry cost on months-long chats
@@ -291,13 +321,16 @@ async def main(conversations: list[str], policy: str) -> None:
             "lexical": "tantivy (turn log BM25)",
             "relational": "postgresql",
             "stm": "redis",
-            "analyzer": "offline heuristic",
+            "analyzer": "offline heuristic"
+            if analyzer == "offline"
+            else "FLASH path, scripted model (keeps every message; not a quality figure)",
         },
         "anchors_recall_at_10_all_turns_indexed": {"bm25": 0.564, "e5_dense_with_date": 0.569},
         "seconds": round(time.perf_counter() - began, 1),
     }
-    out["policy"] = policy
-    path = write_result("memory_locomo" if policy == "seed" else f"memory_locomo_{policy}", out)
+    out["policy"], out["analyzer"] = policy, analyzer
+    name = "memory_locomo" + ("" if policy == "seed" else f"_{policy}")
+    path = write_result(name + ("" if analyzer == "offline" else f"_{analyzer}"), out)
     print(json.dumps(out["recall"]["all"]), out["context_tokens"], "→", path)
 
 
@@ -305,5 +338,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--conversations", nargs="+", default=["26", "30", "41", "42", "43"])
     parser.add_argument("--policy", choices=["seed", "no-expiry"], default="seed")
+    parser.add_argument("--analyzer", choices=["offline", "scripted"], default="offline")
     args = parser.parse_args()
-    asyncio.run(main(args.conversations, args.policy))
+    asyncio.run(main(args.conversations, args.policy, args.analyzer))
