@@ -16,6 +16,7 @@ from weir_common.events import (
     AnswerGenerated,
     ChatRequested,
     Event,
+    Intent,
     MemoryContext,
     MemoryContextReady,
     Route,
@@ -72,7 +73,8 @@ def test_an_answer_passing_the_rules_is_judged_then_delivered() -> None:
     run = _run()
     decision = _decide(run, _answer("Try a green tea."))
     assert (decision.next_step, decision.replies, decision.notes) == (EVALUATE, [], [])
-    assert run.state.answer is None  # not delivered before the verdict
+    assert run.state.candidate is not None  # not delivered before the verdict
+    assert run.status is RunStatus.RUNNING
     command = build_command(run, EVALUATE, 1, Capabilities(), ON)
     assert isinstance(command, AnswerEvaluateRequested)
     assert (command.query, command.answer) == ("What should I drink?", "Try a green tea.")
@@ -83,11 +85,8 @@ def test_an_answer_passing_the_rules_is_judged_then_delivered() -> None:
     [reply] = decision.replies
     assert isinstance(reply, RunCompleted)
     assert reply.text == "Try a green tea."
-    assert (run.state.answer, run.state.model, run.state.candidate) == (
-        "Try a green tea.",
-        "pro-m",
-        None,
-    )
+    assert (run.state.answer, run.state.model) == ("Try a green tea.", "pro-m")
+    assert not run.state.candidate
     assert run.state.evaluator_failures == []
     assert judge(run, [])["verdict"] == "completed"
 
@@ -210,7 +209,7 @@ async def _to_evaluate(service: RunService) -> AnswerEvaluateRequested:
     context = MemoryContext(preferences=PREFERENCES)
     ready = MemoryContextReady(context=context, request_id=memory.event_id, **memory.envelope())
     route = _command(await service.on_result(ready))
-    decided = RouteDecided(intent="chat", route=Route.PLAIN_CHAT, request_id=route.event_id,
+    decided = RouteDecided(intent=Intent.CHAT, route=Route.PLAIN_CHAT, request_id=route.event_id,
                            **route.envelope())  # fmt: skip
     generate = _command(await service.on_result(decided))
     answer = AnswerGenerated(text="Try a green tea.", model="pro-m",
