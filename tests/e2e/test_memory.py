@@ -163,3 +163,41 @@ async def test_the_last_failing_answer_is_delivered_and_marked(
     assert all("coffee" in e["detail"]["reason"] for e in checks), checks
     assert body["verdict"]["verdict"] == "partial", body["verdict"]
     assert any("evaluator" in e for e in body["verdict"]["evidence"]), body["verdict"]
+
+
+async def test_the_model_judge_rejects_an_answer_and_the_regeneration_is_delivered(
+    person: Person, llm: ScriptedLLM, stack_env: dict[str, str], product: Services
+) -> None:
+    """The model judge (F39): the first answer passes the offline rules, but the FLASH judge
+    (the same scripted server) fails it; the answer is regenerated with the judge's reason,
+    so the client sees a `reset`, and the judge passes the second answer."""
+    tag = new_id()[:8]
+    question = f"What should I name my cat? ({tag})"
+    reason = "it suggests a dog's name for a cat"
+    judge = rf"\[weir-judge\][\s\S]*{tag}"  # the judge's prompt, for this question only
+    llm.set_script(
+        [
+            ScriptRule(match=judge, text=json.dumps({"pass": False, "reason": reason}), once=True),
+            ScriptRule(match=judge, text='{"pass": true, "reason": "a fine cat name"}'),
+            ScriptRule(match=tag, text="Call it Rex.", once=True),
+            ScriptRule(match=tag, text="Call it Miso."),
+        ]
+    )
+    frames = await person.say(question, f"cat-{tag}")
+    assert sum(f["type"] == "reset" for f in frames) == 1, frames
+    assert _after_last_reset(frames) == "Call it Miso."
+    assert frames[-1]["type"] == "done"
+    assert reason in prompt_for(llm, question)  # the regeneration's revision note
+    judged = [b for b in llm.requests if "[weir-judge]" in str(b["messages"][-1]["content"])]
+    assert len([b for b in judged if tag in str(b["messages"][-1]["content"])]) == 2
+    run_id = frames[0]["run_id"]
+    await wait_until_remembered(stack_env["DATABASE_URL"], run_id)
+    async with httpx.AsyncClient(base_url=product.url("gateway")) as http:
+        found = await http.get(f"/api/runs/{run_id}", headers={"X-User-Id": person.user_id})
+    assert found.status_code == 200, found.text
+    body = found.json()
+    assert body["text"] == "Call it Miso."
+    checks = [e["detail"] for e in body["timeline"] if e["kind"] == "evaluator.failed"]
+    assert checks == [{"reason": reason, "check": 1, "by": "judge"}], body["timeline"]
+    verdict = body["verdict"]
+    assert not any("evaluator" in e for e in verdict["evidence"]), verdict  # passed in the end

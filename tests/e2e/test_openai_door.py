@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import httpx
 import openai
 import pytest
@@ -43,7 +44,9 @@ def weir(obj: Any) -> dict[str, Any]:
     return extra.get("weir") or {}
 
 
-async def test_models_and_a_whole_answer(gateway: Services, llm: ScriptedLLM) -> None:
+async def test_models_and_a_whole_answer(
+    gateway: Services, llm: ScriptedLLM, stack_env: dict[str, str]
+) -> None:
     oai = client(gateway)
     models = [m.id async for m in oai.models.list()]
     assert {"weir-chat", "weir-rag", "weir-agent"} <= set(models)
@@ -68,6 +71,18 @@ async def test_models_and_a_whole_answer(gateway: Services, llm: ScriptedLLM) ->
                              headers={"Authorization": f"Bearer {KEY}"})  # fmt: skip
     assert run.status_code == 200, run.text
     assert run.json()["user_id"] == USER
+    # the profile rides on the request (the evaluator may skip some); the model's answer was
+    # judged (the scripted judge's reply is no verdict: a pass with a note)
+    conn = await asyncpg.connect(stack_env["DATABASE_URL"])
+    try:
+        profile = await conn.fetchval(
+            "SELECT request ->> 'profile' FROM runs WHERE run_id = $1", extension["run_id"]
+        )
+    finally:
+        await conn.close()
+    assert profile == "weir-chat"
+    timeline = run.json()["timeline"]
+    assert any(e["step"] == "answer.evaluate.requested" for e in timeline), timeline
 
 
 async def test_a_streamed_agent_turn_carries_its_tool_steps_in_the_extension(

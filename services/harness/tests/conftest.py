@@ -64,7 +64,9 @@ def settings(store_url: str) -> HarnessSettings:
     """Explicit retry, deadline and budget policy; no knowledge base, no tool catalogue.
 
     One command at a time (`route_with_memory=False`), so each test walks the steps in their
-    order; `test_route_with_memory.py` covers the route asked together with memory."""
+    order; `test_route_with_memory.py` covers the route asked together with memory. No model
+    judge (`evaluator_judge=False`): a model's answer completes the run, as these tests walk
+    it; `test_judge_step.py` covers the judge's step."""
     return HarnessSettings(
         database_url=store_url,
         route_with_memory=False,
@@ -78,6 +80,7 @@ def settings(store_url: str) -> HarnessSettings:
         agent_max_tool_calls=8,
         agent_max_repeated_tool_calls=1,
         agent_max_runtime_seconds=60.0,
+        evaluator_judge=False,
         tool_timeout_s=30.0,
     )
 

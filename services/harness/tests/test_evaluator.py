@@ -8,7 +8,7 @@ from weir_common.events import AnswerGenerated, ChatRequested, MemoryContext, Ro
 from weir_harness.capabilities import Capabilities
 from weir_harness.models import Run, RunStatus
 from weir_harness.settings import HarnessSettings
-from weir_harness.steps import GENERATE
+from weir_harness.steps import EVALUATE, GENERATE
 from weir_harness.transitions import decide
 from weir_harness.verdict import judge
 
@@ -40,7 +40,7 @@ def test_contradicting_answer_regenerates_then_is_delivered_and_marked() -> None
     assert decision.next_step == "turn.completed"
     assert decision.notes[0] == (
         "evaluator.failed",
-        {"reason": run.state.revision_note, "check": 4},
+        {"reason": run.state.revision_note, "check": 4, "by": "rules"},
     )
     assert run.state.evaluator_failed
     assert len(run.state.evaluator_failures) == 4
@@ -56,7 +56,7 @@ def test_skipped_route_and_good_answer_pass() -> None:
     assert decide(run, _answer("Coffee."), Capabilities(), skip).next_step != GENERATE
     run = _run("What should I drink?", "dislikes coffee")
     decision = decide(run, _answer("Green tea."), Capabilities(), HarnessSettings())
-    assert decision.next_step == "turn.completed"
+    assert decision.next_step == EVALUATE  # passed the rules: the model judge is next
     assert run.state.evaluator_failures == []
 
 

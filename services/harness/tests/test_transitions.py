@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from weir_common.events import (
+    AnswerEvaluated,
     AnswerGenerated,
     ChatRequested,
     HarnessResult,
@@ -35,7 +36,7 @@ from weir_common.events import (
 from weir_harness.capabilities import Capabilities
 from weir_harness.models import PlannedCall, Run, RunState, RunStatus
 from weir_harness.settings import HarnessSettings
-from weir_harness.steps import CALL, FIRST_STEP, GENERATE, LOOP_STEPS, PLAN, RETRIEVE
+from weir_harness.steps import CALL, EVALUATE, FIRST_STEP, GENERATE, LOOP_STEPS, PLAN, RETRIEVE
 from weir_harness.transitions import (
     DONE,
     completed,
@@ -115,6 +116,7 @@ def _walk(route: Route, capabilities: Capabilities) -> list[str]:
         RETRIEVE: RagRetrieveCompleted(passages=[passage("a.md")], request_id="c", **ENVELOPE),
         PLAN: planned(None, "nothing to look up"),
         GENERATE: AnswerGenerated(text="answer [1]", request_id="c", **ENVELOPE),
+        EVALUATE: AnswerEvaluated(passed=True, request_id="c", **ENVELOPE),
         "turn.completed": TurnRecorded(request_id="c", **ENVELOPE),
     }
     chain: list[str] = [FIRST_STEP]
@@ -141,6 +143,7 @@ def test_route_chains(route: Route, capabilities: Capabilities, middle: list[str
         "route.requested",
         *middle,
         GENERATE,
+        EVALUATE,  # a model's answer is judged (F39)
         "turn.completed",
     ]
 
@@ -469,7 +472,7 @@ def test_switched_off_capabilities_are_skipped_and_said(
     )
     allowed = caps("clock", rag=True).for_request(request)
     assert _walk(route, allowed) == [FIRST_STEP, "route.requested", *middle, GENERATE,
-                                     "turn.completed"]  # fmt: skip
+                                     EVALUATE, "turn.completed"]  # fmt: skip
     said = " ".join(allowed.status(route))
     if note is None:
         assert "the user turned" not in said

@@ -12,6 +12,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from weir_common.bus import command_subscriber_options, make_broker, publish, subscriber_options
 from weir_common.events import (
     AnswerDelta,
+    AnswerEvaluated,
+    AnswerEvaluateRequested,
     AnswerGenerated,
     AnswerGenerateRequested,
     RouteDecided,
@@ -22,6 +24,7 @@ from weir_common.llm import ChatMessage, LLMError, ProfileName, StreamItem, Tool
 from weir_common.topics import Topics
 from weir_router.handlers import RouterHandlers
 from weir_router.intent import IntentClassifier
+from weir_router.judge import AnswerJudge
 from weir_router.service import AnswerGenerator
 from weir_router.settings import RouterSettings
 
@@ -47,24 +50,31 @@ class DownModel:
         raise LLMError(True, "provider unavailable (503)")
 
 
-def _wire(generator: AnswerGenerator) -> tuple[KafkaBroker, list[Any]]:
+def _wire(
+    generator: AnswerGenerator, judge: AnswerJudge | None = None
+) -> tuple[KafkaBroker, list[Any]]:
     broker = make_broker("127.0.0.1:1", "router", TracerProvider())
-    handlers = RouterHandlers(IntentClassifier(), generator, broker, TOPICS)
+    handlers = RouterHandlers(IntentClassifier(), generator, broker, TOPICS, judge=judge)
     broker.subscriber(TOPICS.of("route.requested"), **command_subscriber_options("r", 1))(
         handlers.on_route
     )
     broker.subscriber(TOPICS.of("answer.generate.requested"), **command_subscriber_options("g", 1))(
         handlers.on_generate
     )
+    broker.subscriber(TOPICS.of("answer.evaluate.requested"), **command_subscriber_options("e", 1))(
+        handlers.on_evaluate
+    )
     seen: list[Any] = []
 
-    async def results(event: RouteDecided | AnswerGenerated | StepFailed) -> None:
+    async def results(
+        event: RouteDecided | AnswerGenerated | AnswerEvaluated | StepFailed,
+    ) -> None:
         seen.append(event)
 
     async def replies(event: AnswerDelta) -> None:
         seen.append(event)
 
-    for t in ("route.decided", "answer.generated", "step.failed"):
+    for t in ("route.decided", "answer.generated", "answer.evaluated", "step.failed"):
         broker.subscriber(TOPICS.of(t), **subscriber_options("h"))(results)
     broker.subscriber(REPLIES, **subscriber_options("gw"))(replies)
     return broker, seen
@@ -106,3 +116,22 @@ async def test_a_model_failure_becomes_a_transient_step_failure() -> None:
         "answer.generate.requested",
     )
     assert "503" in failed.reason
+
+
+async def test_the_judge_step_answers_once_and_reports_a_transient_failure() -> None:
+    broker, seen = _wire(AnswerGenerator(None, RouterSettings()))
+    cmd = AnswerEvaluateRequested(query="hello", answer="Hi!", run_id="r1")
+    async with TestKafkaBroker(broker) as br:
+        await publish(br, TOPICS, cmd)
+        await publish(br, TOPICS, cmd)  # redelivered: judged once
+    [verdict] = seen
+    assert isinstance(verdict, AnswerEvaluated)
+    assert (verdict.request_id, verdict.passed) == (cmd.event_id, True)
+    assert verdict.note == "no model is configured for the judge"
+
+    broker, seen = _wire(AnswerGenerator(None, RouterSettings()), AnswerJudge(DownModel()))
+    async with TestKafkaBroker(broker) as br:
+        await publish(br, TOPICS, cmd)
+    [failed] = seen
+    assert isinstance(failed, StepFailed)
+    assert (failed.step, failed.transient) == ("answer.evaluate.requested", True)

@@ -59,6 +59,7 @@ OWNERSHIP: tuple[Ownership, ...] = (
             "tools.call.requested",
             "react.step.requested",
             "answer.generate.requested",
+            "answer.evaluate.requested",
             "turn.completed",
         ),
         consumes=(
@@ -72,11 +73,18 @@ OWNERSHIP: tuple[Ownership, ...] = (
     ),
     Ownership(
         "router",
-        produces=("route.decided", "react.step.decided", "answer.generated", WORKER_FAILURE),
+        produces=(
+            "route.decided",
+            "react.step.decided",
+            "answer.generated",
+            "answer.evaluated",
+            WORKER_FAILURE,
+        ),
         consumes=(
             "route.requested",
             "react.step.requested",
             "answer.generate.requested",
+            "answer.evaluate.requested",
             "tools.catalog.updated",
         ),
         replies=("answer.delta",),  # streamed while the answer is generated

@@ -17,6 +17,7 @@ HARNESS_RESULT_TYPES = (
     "tools.call.completed",
     "react.step.decided",
     "answer.generated",
+    "answer.evaluated",
     "turn.recorded",
     "step.failed",
 )
@@ -29,6 +30,7 @@ COMMAND_TYPES = (
     "tools.call.requested",
     "react.step.requested",
     "answer.generate.requested",
+    "answer.evaluate.requested",
     "turn.completed",
     "ingest.requested",
 )

@@ -136,6 +136,7 @@ class ChatStart:
     private: bool = False
     use_knowledge: bool = True
     use_tools: bool = True
+    profile: str | None = None  # the OpenAI door's `model`
 
 
 async def start_chat(
@@ -169,5 +170,6 @@ async def start_chat(
                 conversation_id=internal_conversation_id(chat.user_id, stream.conversation_id),
                 client_conversation_id=stream.conversation_id,
                 user_id=chat.user_id,
+                profile=chat.profile,
             ),
         )

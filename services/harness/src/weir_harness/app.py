@@ -90,7 +90,7 @@ def create_app(settings: HarnessSettings) -> FastAPI:
 RESULT_LANES: dict[str, tuple[str, ...]] = {
     "context": ("memory.context.ready", "turn.recorded", "step.failed"),
     "route": ("route.decided", "rag.retrieve.completed", "react.step.decided"),
-    "answer": ("answer.generated", "tools.call.completed"),
+    "answer": ("answer.generated", "answer.evaluated", "tools.call.completed"),
 }
 """The harness's result consumers and the result types each reads (every type once)."""
 

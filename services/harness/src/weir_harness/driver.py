@@ -22,11 +22,20 @@ from weir_harness.diagnosis import diagnose
 from weir_harness.models import Run, RunStatus
 from weir_harness.repository.store import RunTransaction
 from weir_harness.settings import HarnessSettings
-from weir_harness.steps import FIRST_STEP, GENERATE, LOOP_STEPS, PLAN, ROUTE, build_command
+from weir_harness.steps import (
+    EVALUATE,
+    FIRST_STEP,
+    GENERATE,
+    LOOP_STEPS,
+    PLAN,
+    ROUTE,
+    build_command,
+)
 from weir_harness.transitions import (
     Decision,
     counts_as_model_turn,
     out_of_time,
+    pass_unjudged,
     stop_for_time,
     take_route,
 )
@@ -197,6 +206,10 @@ class RunDriver:
             run.error = reason
             await tx.save(run)
             log.info("step.retry_scheduled", run_id=run.run_id, step=run.step, delay_s=delay)
+            return
+        if run.step == EVALUATE and run.state.candidate is not None:
+            why = f"the judge failed after {run.attempt} attempt(s): {reason}"
+            await self._apply(tx, run, pass_unjudged(run, why), out)
             return
         run.error = f"{run.step} failed after {run.attempt} attempt(s): {reason}"
         if run.status is RunStatus.RUNNING:

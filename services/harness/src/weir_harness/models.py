@@ -72,6 +72,9 @@ class RunState(BaseModel):
     evaluator_failed: bool = Field(
         default=False, description="The delivered answer still failed the check (F39)."
     )
+    candidate: Candidate | None = Field(
+        default=None, description="The answer that passed the rules, while the judge looks."
+    )
     awaiting: ConfirmationWait | None = Field(
         default=None, description="The call parked until the user approves or denies it."
     )
@@ -87,6 +90,13 @@ class RunState(BaseModel):
     notes: list[str] = Field(
         default_factory=list, description="For the answer: e.g. a tool not called, and why."
     )
+
+
+class Candidate(BaseModel):
+    """A generated answer waiting for the judge's verdict (F39)."""
+
+    text: str
+    model: str | None = None
 
 
 class PlannedCall(BaseModel):

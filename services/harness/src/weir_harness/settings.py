@@ -73,7 +73,8 @@ class HarnessSettings(WeirSettings):
     evaluator_enabled: bool = Field(
         default=True,
         description="Check each generated answer (F39): offline rules (empty, off-language, "
-        "contradicts a stored preference, no citation of given evidence).",
+        "contradicts a stored preference, no citation of given evidence), then the model "
+        "judge (`EVALUATOR_JUDGE`).",
     )
     evaluator_max_regenerations: int = Field(
         default=3,
@@ -83,11 +84,28 @@ class HarnessSettings(WeirSettings):
     )
     evaluator_skip_routes: list[str] = Field(
         default_factory=list,
-        description='Routes whose answers are not checked, e.g. ["react"].',
+        description='Routes whose answers are not checked (rules nor judge), e.g. ["react"].',
+    )
+    evaluator_skip_profiles: list[str] = Field(
+        default_factory=list,
+        description="weir profiles (the OpenAI door's `model`) whose answers are not checked "
+        '(rules nor judge), e.g. ["weir-chat"].',
+    )
+    evaluator_judge: bool = Field(
+        default=True,
+        description="An answer a model wrote that passes the rules is also judged by the "
+        "FLASH model with a short rubric (answers the question, consistent with memory and "
+        "evidence, same language): one more step, a helper model call. Never for the "
+        "offline responder's answers.",
+    )
+    evaluator_timeout_s: float = Field(
+        default=30.0, gt=0, description="Deadline of the judge's step (a FLASH call)."
     )
 
-    def evaluates(self, route: str) -> bool:
-        """Whether answers on `route` go through the evaluator step."""
+    def evaluates(self, route: str, profile: str | None = None) -> bool:
+        """Whether answers on `route` (asked for with `profile`) go through the evaluator."""
+        if profile is not None and profile in self.evaluator_skip_profiles:
+            return False
         return self.evaluator_enabled and route not in self.evaluator_skip_routes
 
     def timeout_for(self, step: str) -> float:
@@ -96,4 +114,6 @@ class HarnessSettings(WeirSettings):
             return self.tool_timeout_s + self.step_timeout_s
         if step in ("answer.generate.requested", "react.step.requested"):  # model calls
             return self.generate_timeout_s
+        if step == "answer.evaluate.requested":
+            return self.evaluator_timeout_s
         return self.step_timeout_s

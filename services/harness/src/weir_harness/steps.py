@@ -1,8 +1,10 @@
 """The routes as data: which command follows which result, and how each command is built.
 
-plain chat: memory → route → generate → remember
-RAG:        memory → route → retrieve → generate → remember
-tools:      memory → route → (plan → call tool)… → generate → remember
+plain chat: memory → route → generate → (evaluate) → remember
+RAG:        memory → route → retrieve → generate → (evaluate) → remember
+tools:      memory → route → (plan → call tool)… → generate → (evaluate) → remember
+The evaluate step (the model judge, F39) follows a model's answer that passed the offline
+rules (weir_harness.evaluator); a failed check goes back to generate.
 A route whose capability is missing goes straight to generation, whose context says so.
 The route reads only the message, so it is asked together with the memory context
 (`route_with_memory`): the run waits for both, in whichever order they answer.
@@ -13,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from weir_common.events import (
+    AnswerEvaluateRequested,
     AnswerGenerateRequested,
     Intent,
     MemoryContext,
@@ -33,6 +36,7 @@ from weir_harness.settings import HarnessSettings
 FIRST_STEP = "memory.context.requested"
 ROUTE = "route.requested"
 GENERATE = "answer.generate.requested"
+EVALUATE = "answer.evaluate.requested"
 PLAN = "react.step.requested"
 CALL = "tools.call.requested"
 RETRIEVE = "rag.retrieve.requested"
@@ -130,6 +134,20 @@ def _generate(run: Run, caps: Capabilities, settings: HarnessSettings) -> StepCo
     )
 
 
+def _evaluate(run: Run, caps: Capabilities, settings: HarnessSettings) -> StepCommand:
+    req, state = run.request, run.state
+    if state.candidate is None:
+        raise ValueError("no answer to evaluate")
+    return AnswerEvaluateRequested(
+        query=req.text,
+        answer=state.candidate.text,
+        context=state.context or MemoryContext(),
+        evidence=state.evidence,
+        observations=state.observations,
+        **req.envelope(),
+    )
+
+
 def _remember(run: Run, caps: Capabilities, settings: HarnessSettings) -> StepCommand:
     req = run.request
     return TurnCompleted(
@@ -155,6 +173,7 @@ BUILDERS: dict[str, Builder] = {
     PLAN: _plan,
     CALL: _call,
     GENERATE: _generate,
+    EVALUATE: _evaluate,
     "turn.completed": _remember,
 }
 

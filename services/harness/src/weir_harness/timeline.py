@@ -39,10 +39,12 @@ def timeline(steps: Sequence[Step]) -> list[dict[str, Any]]:
     return events
 
 
+EVALUATOR_KINDS = ("evaluator.failed", "evaluator.unjudged")
 _DETAILS: dict[str, tuple[str, ...]] = {
     "route.decided": ("route", "intent", "rule"),
     "react.step.decided": ("tool",),
     "answer.generated": ("model", "offline", "prompt_tokens", "completion_tokens"),
+    "answer.evaluated": ("passed", "reason", "note", "model"),
     "step.failed": ("step", "transient"),
 }
 
@@ -50,7 +52,7 @@ _DETAILS: dict[str, tuple[str, ...]] = {
 def _detail(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
     if payload.get("pruned") or payload.get("scrubbed"):
         return {k: True for k in ("pruned", "scrubbed") if payload.get(k)}
-    if kind in ("budget", "timeout", "resend", "confirmation", "evaluator.failed"):
+    if kind in ("budget", "timeout", "resend", "confirmation", *EVALUATOR_KINDS):
         return {k: v for k, v in payload.items() if k != "arguments"}
     kind_of = str(payload.get("type"))
     if kind_of in ("tools.call.requested", "tools.call.completed"):

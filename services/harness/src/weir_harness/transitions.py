@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from weir_common.events import (
+    AnswerEvaluated,
     AnswerGenerated,
     Citation,
     Event,
@@ -29,10 +30,10 @@ from weir_common.events import (
 from weir_harness.capabilities import Capabilities
 from weir_harness.confirmation import NO_POLICIES, Policies
 from weir_harness.dispatch import after_calls, dispatch
-from weir_harness.evaluator import check_answer
-from weir_harness.models import Run, RunStatus
+from weir_harness.evaluator import check_answer, judged
+from weir_harness.models import Candidate, Run, RunStatus
 from weir_harness.settings import HarnessSettings
-from weir_harness.steps import GENERATE, LOOP_STEPS, PLAN, ROUTE, after_route
+from weir_harness.steps import EVALUATE, GENERATE, LOOP_STEPS, PLAN, ROUTE, after_route
 
 DONE = None
 
@@ -89,6 +90,8 @@ def _answered(
 ) -> Decision:
     if isinstance(result, TurnRecorded):
         return Decision(DONE)
+    if isinstance(result, AnswerEvaluated):
+        return _evaluated(run, result, settings)
     if not isinstance(result, AnswerGenerated):
         raise TypeError(f"no transition for {result.type}")
     state = run.state
@@ -99,20 +102,68 @@ def _answered(
             run, result.tool_calls, settings, caps, policies, source="answer", thought=result.text
         )
         return Decision(following, steps, notes)
-    checks: list[tuple[str, dict[str, Any]]] = []
     reason = check_answer(run, result.text, settings, offline=result.offline)
+    if reason is None and judged(run, settings, offline=result.offline):
+        state.candidate = Candidate(text=result.text, model=result.model)
+        return Decision(EVALUATE)
+    return _checked(run, reason, "rules", Candidate(text=result.text, model=result.model),
+                    settings, offline=result.offline)  # fmt: skip
+
+
+def _evaluated(run: Run, result: AnswerEvaluated, settings: HarnessSettings) -> Decision:
+    """The judge's verdict on the candidate: deliver it, or regenerate like a failed rule."""
+    candidate = run.state.candidate
+    if candidate is None:
+        raise ValueError("a verdict without an answer to judge")
+    run.state.candidate = None
+    reason = None if result.passed else result.reason
+    decision = _checked(run, reason, "judge", candidate, settings)
+    if result.note:  # passed without a judgement: say why in the run record
+        decision.notes.append(("evaluator.unjudged", {"note": result.note}))
+    return decision
+
+
+def pass_unjudged(run: Run, why: str) -> Decision:
+    """The judge's step failed for good: the candidate is delivered (the judge never blocks
+    an answer), and the run record says why it was not judged."""
+    candidate = run.state.candidate
+    if candidate is None:
+        raise ValueError("no answer waits for the judge")
+    run.state.candidate = None
+    return _deliver(run, candidate, False, [("evaluator.unjudged", {"note": why})])
+
+
+def _checked(
+    run: Run,
+    reason: str | None,
+    by: str,
+    answer: Candidate,
+    settings: HarnessSettings,
+    *,
+    offline: bool = False,
+) -> Decision:
+    """After a check (`reason` None: passed): regenerate with the reason while regenerations
+    are left, else deliver (a failing answer all the same, marked for the verdict)."""
+    state = run.state
+    checks: list[tuple[str, dict[str, Any]]] = []
     if reason is not None:  # every failed check is a step of the run record
         state.evaluator_failures.append(reason)
-        checks.append(
-            ("evaluator.failed", {"reason": reason, "check": len(state.evaluator_failures)})
-        )
-        if len(state.evaluator_failures) <= settings.evaluator_max_regenerations:
+        check = len(state.evaluator_failures)
+        checks.append(("evaluator.failed", {"reason": reason, "check": check, "by": by}))
+        if check <= settings.evaluator_max_regenerations:
             state.revision_note = reason
             return Decision(GENERATE, notes=checks)
-        state.evaluator_failed = True  # delivered all the same, marked for the verdict
-    state.answer, state.model, state.offline = result.text, result.model, result.offline
+        state.evaluator_failed = True
+    return _deliver(run, answer, offline, checks)
+
+
+def _deliver(
+    run: Run, answer: Candidate, offline: bool, notes: list[tuple[str, dict[str, Any]]]
+) -> Decision:
+    state = run.state
+    state.answer, state.model, state.offline = answer.text, answer.model, offline
     run.status = RunStatus.FINISHING
-    return Decision("turn.completed", [completed(run)], checks)
+    return Decision("turn.completed", [completed(run)], notes)
 
 
 def _retrieved(run: Run, result: RagRetrieveCompleted) -> Decision:

@@ -23,6 +23,7 @@ from weir_common.telemetry import setup_tracing
 from weir_router.catalog import Catalog
 from weir_router.handlers import Planner, RouterHandlers
 from weir_router.intent import IntentClassifier
+from weir_router.judge import AnswerJudge
 from weir_router.planner import LLMPlanner, RulePlanner
 from weir_router.route_catalog import CatalogueMatcher
 from weir_router.service import AnswerGenerator
@@ -61,6 +62,7 @@ def create_app(settings: RouterSettings, llm_settings: LLMSettings | None = None
         planner=planner,
         catalog=catalog,
         matcher=matcher,
+        judge=AnswerJudge(llm),
     )
     topics = settings.topics
     workers = settings.max_concurrent_generations
@@ -82,6 +84,10 @@ def create_app(settings: RouterSettings, llm_settings: LLMSettings | None = None
         topics.of("answer.generate.requested"),
         **command_subscriber_options("weir.router.generate", workers, fetch_max_wait_ms=wait),
     )(handlers.on_generate)
+    broker.subscriber(
+        topics.of("answer.evaluate.requested"),
+        **command_subscriber_options("weir.router.evaluate", workers, fetch_max_wait_ms=wait),
+    )(handlers.on_evaluate)
 
     async def warm_up() -> None:
         # litellm takes seconds to import: pay that before the service reports ready,

@@ -16,6 +16,7 @@ from faststream.kafka import KafkaBroker
 from weir_common.bus import Deduper, MemoryDeduper, publish
 from weir_common.events import (
     AnswerDelta,
+    AnswerEvaluateRequested,
     AnswerGenerateRequested,
     ReactStepDecided,
     ReactStepRequested,
@@ -29,6 +30,7 @@ from weir_common.llm import LLMError
 from weir_common.topics import Topics
 from weir_router.catalog import Catalog
 from weir_router.intent import IntentClassifier
+from weir_router.judge import AnswerJudge
 from weir_router.planner import RulePlanner
 from weir_router.route_catalog import CatalogueMatcher
 from weir_router.service import AnswerGenerator, decide_route
@@ -57,12 +59,14 @@ class RouterHandlers:
         planner: Planner | None = None,
         catalog: Catalog | None = None,
         matcher: CatalogueMatcher | None = None,
+        judge: AnswerJudge | None = None,
     ) -> None:
         self._classifier, self._generator = classifier, generator
         self._broker, self._topics = broker, topics
         self._planner = planner or RulePlanner(None)
         self._catalog = catalog or Catalog()
         self._matcher = matcher
+        self._judge = judge or AnswerJudge(None)
         # a redelivered command must not pay for a second model call; retries from the
         # harness carry new event ids, so they are never mistaken for duplicates
         self._done: Deduper = MemoryDeduper()
@@ -119,4 +123,17 @@ class RouterHandlers:
             await self._fail(cmd, exc)
             return
         await publish(self._broker, self._topics, result)
+        await self._done.mark(cmd.event_id)
+
+    async def on_evaluate(self, cmd: AnswerEvaluateRequested) -> None:
+        """Judge an answer with the FLASH model and report the verdict to the harness."""
+        if await self._done.seen(cmd.event_id):
+            log.info("evaluate.duplicate", run_id=cmd.run_id, event_id=cmd.event_id)
+            return
+        try:
+            verdict = await self._judge.evaluate(cmd)
+        except LLMError as exc:
+            await self._fail(cmd, exc)
+            return
+        await publish(self._broker, self._topics, verdict)
         await self._done.mark(cmd.event_id)

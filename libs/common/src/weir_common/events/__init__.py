@@ -14,6 +14,7 @@ from weir_common.events.chat import (
     RunCompleted,
     RunFailed,
 )
+from weir_common.events.evaluation import AnswerEvaluated, AnswerEvaluateRequested
 from weir_common.events.parts import Citation, Observation, Passage, ProposedCall
 from weir_common.events.rag import (
     IngestCompleted,
@@ -65,6 +66,8 @@ AnyEvent = Annotated[
     | RouteDecided
     | AnswerGenerateRequested
     | AnswerGenerated
+    | AnswerEvaluateRequested
+    | AnswerEvaluated
     | TurnCompleted
     | TurnRecorded
     | StepFailed
@@ -93,6 +96,7 @@ HarnessResult = Annotated[
     | ToolsCallCompleted
     | ReactStepDecided
     | AnswerGenerated
+    | AnswerEvaluated
     | TurnRecorded
     | StepFailed,
     Field(discriminator="type"),
@@ -125,6 +129,8 @@ __all__ = [
     "EVENT_ADAPTER",
     "REPLY_ADAPTER",
     "AnswerDelta",
+    "AnswerEvaluateRequested",
+    "AnswerEvaluated",
     "AnswerGenerateRequested",
     "AnswerGenerated",
     "AnyEvent",

@@ -34,6 +34,12 @@ class ChatRequested(Event):
         description="The conversation id the client named (`conversation_id` is its bus-wide,"
         " per-user id).",
     )
+    profile: str | None = Field(
+        default=None,
+        description="The weir profile the client named (the OpenAI door's `model`); None "
+        "where the door has none. The harness may skip the evaluator for some profiles.",
+        examples=["weir-chat"],
+    )
 
 
 class AnswerDelta(Event):

@@ -116,7 +116,8 @@ async def _start(
     profile = PROFILES[body.model]
     stream = RunStream(new_id(), body.conversation(), None)
     outbox: asyncio.Queue[Frame] = asyncio.Queue()
-    chat = ChatStart(caller.user_id, text, stream, body.private, profile.knowledge, profile.tools)
+    chat = ChatStart(caller.user_id, text, stream, body.private, profile.knowledge,
+                     profile.tools, body.model)  # fmt: skip
     try:
         await start_chat(chat, outbox, hub=state.hub, broker=state.broker,
                          settings=state.settings, quotas=state.quotas)  # fmt: skip
