@@ -140,10 +140,10 @@ async def test_a_turn_recorded_before_a_crash_is_analysed_after_the_restart(
     worker = AnalysisWorker(lt, lt.pending)
     await worker.start()
     try:
-        async with asyncio.timeout(20):
-            while not await lt.ledger.remembered(user, "r1"):  # noqa: ASYNC110 - rows, not events
+        async with asyncio.timeout(20):  # remembered first, then indexed, then released
+            while await lt.pending.count():  # noqa: ASYNC110 - rows, not events
                 await asyncio.sleep(0.05)
-        assert await lt.pending.count() == 0
+        assert await lt.ledger.remembered(user, "r1")
     finally:
         await worker.stop()
         await after.close()
