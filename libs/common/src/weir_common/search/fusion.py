@@ -9,6 +9,11 @@ T = TypeVar("T")
 
 #: The usual RRF constant (Cormack et al. 2009): damps the weight of the very first ranks.
 RRF_K = 60
+#: weir's hybrid search (knowledge and memory): a small constant, so a first rank in one
+#: engine counts, and each engine asked for `CANDIDATES_PER_RESULT` × k candidates. Measured
+#: on the LoCoMo turns (`bench/retrieval_quality.py`, see weir_rag.retrieve.switches).
+HYBRID_RRF_K = 5
+CANDIDATES_PER_RESULT = 3
 
 
 def rrf(

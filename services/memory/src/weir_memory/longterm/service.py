@@ -17,6 +17,7 @@ import structlog
 
 from weir_common.embeddings import Embedder
 from weir_common.events import Turn
+from weir_common.search.fusion import CANDIDATES_PER_RESULT, HYBRID_RRF_K
 from weir_common.tombstone import forgotten
 
 from ..conversations.service import Conversations
@@ -76,9 +77,11 @@ class RecallSettings:
 class FusionSettings:
     """How recall fuses memories with the turn log (issue 16)."""
 
-    candidates: int = 20  # per retriever (memories, turns by meaning, by words, by time)
+    candidates_per_result: int = CANDIDATES_PER_RESULT  # × k, per retriever (memories,
+    # turns by meaning, by words, by time)
     memory_weight: float = 1.0
     turns_per_memory: int = 2
+    rrf_k: int = HYBRID_RRF_K
 
 
 class LongTermMemory:
@@ -177,7 +180,7 @@ class LongTermMemory:
         """The best `k` of the user's memories (topic-sliced, seed 003) and logged turns of
         other conversations than `current`, fused; `touch` marks the memories shown as
         accessed."""
-        n = max(k, self._fusion.candidates)
+        n = k * self._fusion.candidates_per_result
         selection = await topics.select(
             query, self._query_vector,
             lambda v: self.semantic.recall(user_id, v, touch=False, top_k=n), vector, n,
@@ -191,7 +194,7 @@ class LongTermMemory:
             entries = fuse(
                 selection.memories, found.rankings, found.chats, k,
                 memory_weight=self._fusion.memory_weight,
-                turns_per_memory=self._fusion.turns_per_memory,
+                turns_per_memory=self._fusion.turns_per_memory, rrf_k=self._fusion.rrf_k,
             )  # fmt: skip
         shown = [e.memory.item.id for e in entries if e.memory is not None]
         if touch and shown:  # what is injected was accessed, not every candidate

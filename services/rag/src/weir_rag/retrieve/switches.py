@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Literal
 
+from weir_common.search.fusion import CANDIDATES_PER_RESULT, HYBRID_RRF_K
+
 RewriteLevel = Literal["off", "light", "llm", "both"]
 RerankMode = Literal["none", "llm"]
 
@@ -24,8 +26,8 @@ class RetrievalSwitches:
     lexical: bool = True
     dense_weight: float = 0.5
     lexical_weight: float = 0.5
-    rrf_k: int = 5
-    candidates_per_retriever: int = 3  # each retriever returns k × this
+    rrf_k: int = HYBRID_RRF_K
+    candidates_per_retriever: int = CANDIDATES_PER_RESULT  # each retriever returns k × this
     fused_pool: int = 4  # the fused list is cut to k × this before diversity and rerank
     short_chunk_penalty: bool = True
     short_chunk_chars: int = 50
