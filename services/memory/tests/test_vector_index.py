@@ -4,20 +4,16 @@ operation stays within one user, kinds and sessions filter, engine failures are 
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import AsyncIterator
 from uuid import uuid4
 
-import numpy as np
 import pytest
 
 from weir_common.search import vectors
 from weir_common.search.inprocess_vectors import InMemoryVectorIndex
 from weir_memory.longterm.vector_index import UserVectorIndex, VectorIndexError, VectorRecord
 from weir_memory.repository import StoreError
-
-DIM = 64
 
 
 def unit(*xs: float) -> list[float]:
@@ -93,30 +89,3 @@ async def test_engine_failures_are_transient_store_errors() -> None:
 
 async def test_a_durable_index_is_named_by_prefix_and_dimension(index: UserVectorIndex) -> None:
     assert index.durable is None or index.durable.endswith("_3")
-
-
-@pytest.mark.integration
-@pytest.mark.slow
-async def test_a_user_with_few_of_the_rows_gets_the_exact_nearest(
-    milvus_env: dict[str, str],
-) -> None:
-    """HNSW keeps only the user's rows among those it explores: a user holding 1% of the
-    collection still gets the exact top 12 once Milvus has built the index."""
-    index = UserVectorIndex.milvus(milvus_env["MILVUS_URI"], f"few-{uuid4().hex[:8]}")
-    await index.open(DIM)
-    try:
-        rng = np.random.default_rng(7)
-        vectors = rng.standard_normal((2020, DIM)).astype(np.float32)
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        owners = ["u1" if n % 101 == 0 else f"other{n % 20}" for n in range(len(vectors))]
-        await index.upsert([VectorRecord(f"r{n}", owner, "semantic", vectors[n].tolist())
-                            for n, owner in enumerate(owners)])  # fmt: skip
-        await index.wait_indexed()
-        await asyncio.sleep(8)  # Milvus Lite builds the index in the background, silently
-        mine = np.array([n for n, owner in enumerate(owners) if owner == "u1"])
-        for query in rng.standard_normal((5, DIM)):
-            exact = mine[np.argsort(-(vectors[mine] @ query))][:12]
-            hits = await index.search("u1", ["semantic"], query.tolist(), 12)
-            assert [h.id for h in hits] == [f"r{n}" for n in exact]
-    finally:
-        await index.close()

@@ -80,7 +80,6 @@ class MilvusVectorIndex:
         *,
         timeout_s: float = 30.0,
         ef: int = 128,
-        ef_per_hit: int = 0,
         flush_every: int | None = None,
     ) -> None:
         self.uri = uri
@@ -89,9 +88,6 @@ class MilvusVectorIndex:
         self.schema = schema or VectorSchema()
         self.timeout_s = timeout_s
         self.ef = ef
-        # a filtered HNSW search keeps only matching rows among those it explores: asking
-        # for more hits under a selective filter needs a wider exploration
-        self.ef_per_hit = ef_per_hit
         self._flush_every = flush_every
         self._unflushed = 0
         self._flushing: asyncio.Task[None] | None = None
@@ -249,8 +245,7 @@ class MilvusVectorIndex:
         check_dimension(self.dimension, vector)
         if k < 1:
             return []
-        ef = max(self.ef, k, self.ef_per_hit * k)
-        params = {"params": {"ef": ef}} if self.schema.index == "HNSW" else {}
+        params = {"params": {"ef": max(self.ef, k)}} if self.schema.index == "HNSW" else {}
         result = await self._loaded(
             lambda: self._db().search(
                 self.collection, data=[[float(v) for v in vector]],

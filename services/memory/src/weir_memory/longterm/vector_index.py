@@ -4,18 +4,8 @@
 Every record belongs to one user and every search names that user: isolation is part of the
 interface, not a filter a caller might forget. `kind` separates semantic and episodic
 memories, chats and session summaries (seed 001) in one index. The index is opened for one
-dimension, and its Milvus collection is named after it (``<prefix>_hnsw_<dimension>``), so
+dimension, and its Milvus collection is named after it (``<prefix>_<dimension>``), so
 vectors of another embedder never meet; a vector of another size is refused, loudly.
-
-The Milvus collection is HNSW: Milvus Lite searches FLAT by normalising and scoring every
-row of the user at each search, so a store's dedup search took 3.4 times longer at 10k
-memories than at 100 (issue 16). Collections of the FLAT days (``<prefix>_<dimension>``)
-are left as they are; the new name makes start-up upkeep rebuild the index from PostgreSQL.
-Every search is filtered by user, and HNSW keeps only the user's rows among those it
-explores, so a user holding few of the collection's rows needs a wide exploration; searches
-explore `EF_PER_HIT` candidates per hit asked for, at least `EF` (measured, a user with
-100 of 20k rows: top-12 agreeing with exact search 0.66 at ef 128, 0.91 at 512, 0.997 at
-2048; the top 1, a store's dedup, 0.98 at ef 128 and 1.0 from 512).
 """
 
 from __future__ import annotations
@@ -37,12 +27,8 @@ Kind = Literal["semantic", "episodic", "chat", "session"]
 MEMORY_KINDS: tuple[Kind, ...] = ("semantic", "episodic")
 #: The rows of memory's collections (the field names of collections made before this).
 SCHEMA = VectorSchema(
-    fields=(VectorField("user_id", 256), VectorField("kind", 16), VectorField("session_id", 256)),
-    index="HNSW",
+    fields=(VectorField("user_id", 256), VectorField("kind", 16), VectorField("session_id", 256))
 )
-
-
-EF, EF_PER_HIT = 128, 128
 
 
 class VectorIndexError(StoreError):
@@ -98,8 +84,7 @@ class UserVectorIndex:
         `flush_every` written rows keeps searches off the slow unflushed scan."""
         safe = re.sub(r"\W", "_", prefix)
         return cls(lambda dimension: MilvusVectorIndex(
-            uri, f"{safe}_hnsw_{dimension}", dimension, SCHEMA, timeout_s=10.0,
-            ef=EF, ef_per_hit=EF_PER_HIT, flush_every=flush_every,
+            uri, f"{safe}_{dimension}", dimension, SCHEMA, timeout_s=10.0, flush_every=flush_every
         ))  # fmt: skip
 
     @property
@@ -138,14 +123,6 @@ class UserVectorIndex:
         """Seal what was written, so searches use the index instead of a scan."""
         with _engine_errors():
             await self.engine.flush()
-
-    async def wait_indexed(self, timeout_s: float = 600.0) -> None:
-        """Flush, then wait until the engine's index covers every row (Milvus searches the
-        rows it has not indexed yet by a scan); nothing to wait for in this process."""
-        engine = self.engine
-        if isinstance(engine, MilvusVectorIndex):
-            with _engine_errors():
-                await engine.wait_indexed(timeout_s)
 
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
         """Insert or replace records by id."""
