@@ -4,11 +4,10 @@ answer and what it was given are untrusted text, escaped and fenced in the user 
 
 from __future__ import annotations
 
-import json
-
 from weir_common.events import AnswerEvaluateRequested
 from weir_common.llm import ChatMessage
 from weir_common.llm.fence import fence
+from weir_router.prompt import evidence_block
 
 #: Every judge prompt starts with this tag, so logs and scripted models can tell it apart.
 TAG = "[weir-judge]"
@@ -37,28 +36,13 @@ def _memory(cmd: AnswerEvaluateRequested) -> list[str]:
     return [fence("memory", "\n".join(f"- {line}" for line in lines))] if lines else []
 
 
-def _evidence(cmd: AnswerEvaluateRequested) -> list[str]:
-    parts = []
-    if cmd.evidence:
-        passages = "\n".join(f"[{i}] ({p.source}) {p.text}" for i, p in enumerate(cmd.evidence, 1))
-        parts.append(fence("evidence", passages))
-    if cmd.observations:
-        results = "\n".join(
-            f"- {o.tool}({json.dumps(o.arguments, ensure_ascii=False)})"
-            f"{' [error]' if o.is_error else ''}: {o.content}"
-            for o in cmd.observations
-        )
-        parts.append(fence("tool_results", results))
-    return parts
-
-
 def judge_messages(cmd: AnswerEvaluateRequested) -> list[ChatMessage]:
     """The rubric, then one user message: the tag, what the answer was given, the question
     and the answer, each fenced."""
     data = [
         f"{TAG} Judge the answer below by the rubric.",
         *_memory(cmd),
-        *_evidence(cmd),
+        *evidence_block(cmd),
         fence("question", cmd.query),
         fence("answer", cmd.answer),
     ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from weir_common.events import AnswerGenerateRequested
+from weir_common.events import AnswerEvaluateRequested, AnswerGenerateRequested
 from weir_common.llm import ChatMessage
 from weir_common.llm.fence import fence
 from weir_router.toolplan import plan_tools
@@ -43,8 +43,9 @@ def wrap_user_query(text: str) -> str:
     return fence("user_query", text, block=False)
 
 
-def _evidence_block(cmd: AnswerGenerateRequested) -> list[str]:
-    """Retrieved passages (source and locator included) and tool results, fenced."""
+def evidence_block(cmd: AnswerGenerateRequested | AnswerEvaluateRequested) -> list[str]:
+    """Retrieved passages (source and locator included) and tool results, fenced (the answer
+    and its judge read the same)."""
     parts = []
     if cmd.evidence:
         passages = "\n".join(
@@ -104,7 +105,7 @@ def build_messages(cmd: AnswerGenerateRequested) -> list[ChatMessage]:
     for turn in cmd.context.history:
         messages.append(ChatMessage(role="user", content=wrap_user_query(turn.user)))
         messages.append(ChatMessage(role="assistant", content=turn.assistant))
-    context = [*_memory_block(cmd), *_evidence_block(cmd), *_revision_block(cmd)]
+    context = [*_memory_block(cmd), *evidence_block(cmd), *_revision_block(cmd)]
     question = "\n".join([*context, wrap_user_query(cmd.query)])
     messages.append(ChatMessage(role="user", content=question))
     return messages
