@@ -5,6 +5,7 @@ turns, and not the current conversation's, are recalled."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
@@ -12,8 +13,11 @@ from typing import TYPE_CHECKING
 import pytest
 
 from weir_common.events import Turn
+from weir_common.search.documents import Chunk
+from weir_common.search.tantivy_index import TantivyLexicalIndex
 from weir_memory.admin import MemoryAdmin
 from weir_memory.flash import Flash
+from weir_memory.log.index import COLLECTION
 from weir_memory.longterm.fusion import Entry, render
 from weir_memory.repository import InMemoryShortTermStore
 from weir_memory.settings import MemorySettings
@@ -133,6 +137,28 @@ async def test_the_words_index_survives_a_restart_and_is_rebuilt_when_lost(
         memory = lt(wiring)
         assert memory.log is not None
         assert await memory.log.lexical.search(user, "Elm garage", 5) == [f"{user}-parking"]
+
+
+async def test_a_successor_indexes_once_its_predecessor_lets_go_of_the_words_index(
+    wiring: LongTermWiring, memory_settings: MemorySettings, user: str, wall: WallClock
+) -> None:
+    await wiring.close()
+    predecessor = TantivyLexicalIndex((memory_settings.data_dir / "memory-log").resolve())
+    await predecessor.open()  # a process shutting down, still holding the writer
+    await predecessor.upsert([Chunk("held", "held", "", COLLECTION, "weir:nobody", "held", "")])
+    try:
+        await wiring.open()  # starts all the same
+        memory = lt(wiring)
+        assert memory.log is not None
+        await Speaker(memory, user, wall)("c1", "parking", "The Elm street garage charged me $14")
+        assert await memory.log.lexical.search(user, "Elm garage", 5) == []  # stored, not indexed
+    finally:
+        await predecessor.close()
+    for _ in range(100):
+        if await memory.log.lexical.search(user, "Elm garage", 5) == [f"{user}-parking"]:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("the turn stored while the index was busy was never indexed")
 
 
 async def test_forgetting_a_user_removes_their_turns_from_the_log(

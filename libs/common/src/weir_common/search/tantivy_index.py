@@ -17,6 +17,7 @@ from pathlib import Path
 import structlog
 import tantivy
 
+from weir_common.errors import TransientError
 from weir_common.search import text as analysis
 from weir_common.search.documents import Chunk, Hit, Scope
 from weir_common.search.records import from_record, safe_name, to_record, visible_owners
@@ -24,6 +25,14 @@ from weir_common.search.records import from_record, safe_name, to_record, visibl
 log = structlog.get_logger(__name__)
 
 TOKENIZER = "weir_en_stem"
+_LOCK_BUSY = "LockBusy"
+
+
+class IndexBusyError(TransientError):
+    """Another process (a predecessor still shutting down, or a second replica) holds the
+    index's writer lock: the write succeeds once it lets go."""
+
+
 WRITER_HEAP_BYTES = 64_000_000
 
 
@@ -65,7 +74,12 @@ class _Shard:
     def writer(self) -> tantivy.IndexWriter:
         """This process's single writer of the index (created on first use)."""
         if self._writer is None:
-            self._writer = self.index.writer(WRITER_HEAP_BYTES, 1)
+            try:
+                self._writer = self.index.writer(WRITER_HEAP_BYTES, 1)
+            except ValueError as exc:
+                if _LOCK_BUSY in str(exc):
+                    raise IndexBusyError(str(exc)) from exc
+                raise
         return self._writer
 
     def upsert(self, chunks: Sequence[Chunk]) -> None:

@@ -10,6 +10,7 @@ was lost or replaced, every chat is indexed again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import secrets
 from collections.abc import Callable, Sequence
@@ -20,6 +21,7 @@ import structlog
 
 from weir_common.search.documents import Chunk, Scope
 from weir_common.search.lexical import LexicalIndex
+from weir_common.search.tantivy_index import IndexBusyError
 
 from ..sessions.service import chat_key
 from .store import LoggedChat, LogStore
@@ -29,6 +31,7 @@ log = structlog.get_logger(__name__)
 COLLECTION = "memory-log"
 SENTINEL_OWNER = "weir:sentinel"
 CATCH_UP_BATCH = 500
+BUSY_RETRY_S = 2.0
 
 
 def document_id(user_id: str, conversation_id: str) -> str:
@@ -63,11 +66,21 @@ class LexicalLog:
         self._name = name  # the engine and place, e.g. `tantivy:/data/memory-log`
         self._clock = clock
         self._lock = asyncio.Lock()
+        self._waiting: asyncio.Task[None] | None = None
 
     async def open(self) -> None:
-        """Open the engine; index again from PostgreSQL when it is not the index the rows
-        were marked against; index what is left unindexed."""
+        """Open the engine and align it with PostgreSQL. When another process still holds
+        the index's writer (a predecessor shutting down), searches work at once and the
+        alignment waits for the writer in the background."""
         await self.engine.open()
+        try:
+            await self._align()
+        except IndexBusyError:
+            self._wait_for_writer()
+
+    async def _align(self) -> None:
+        """Index again from PostgreSQL when this is not the index the rows were marked
+        against; index what is left unindexed."""
         token = await self.store.token(self._name)
         if token is None or not await self._holds(token):
             again = await self.store.unmark_all()
@@ -76,18 +89,46 @@ class LexicalLog:
             await self.engine.upsert([sentinel])
             await self.store.set_token(self._name, token)
             log.info("memory.log.new_index", name=self._name, to_index=again)
-        await self.catch_up()
+        await self._catch_up()
+
+    def _wait_for_writer(self) -> None:
+        if self._waiting is None or self._waiting.done():
+            log.warning("memory.log.index_busy", name=self._name, retry_s=BUSY_RETRY_S)
+            self._waiting = asyncio.create_task(self._until_aligned())
+
+    async def _until_aligned(self) -> None:
+        while True:
+            await asyncio.sleep(BUSY_RETRY_S)
+            try:
+                await self._align()
+            except IndexBusyError:
+                continue
+            log.info("memory.log.index_taken", name=self._name)
+            return
 
     async def _holds(self, token: str) -> bool:
         hits = await self.engine.search(token, 1, Scope(COLLECTION, SENTINEL_OWNER))
         return any(h.chunk.semantic_text == token for h in hits)
 
     async def close(self) -> None:
-        """Close the engine."""
+        """Stop waiting for the writer; close the engine."""
+        if self._waiting is not None:
+            self._waiting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._waiting
         await self.engine.close()
 
     async def catch_up(self) -> int:
-        """Index every stored chat not indexed yet, in batches; how many."""
+        """Index every stored chat not indexed yet, in batches; how many. While another
+        process holds the writer nothing is indexed here: the rows stay marked unindexed
+        and are indexed once the writer is free."""
+        try:
+            return await self._catch_up()
+        except IndexBusyError:
+            self._wait_for_writer()
+            return 0
+
+    async def _catch_up(self) -> int:
         total = 0
         async with self._lock:
             while chats := await self.store.unindexed(CATCH_UP_BATCH):
