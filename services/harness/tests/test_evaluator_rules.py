@@ -55,16 +55,29 @@ def test_off_language() -> None:
 
 
 def test_missing_citation() -> None:
-    assert missing_citation("The limit is 5 GB.", ["handbook.pdf"]) is not None
-    assert missing_citation("The limit is 5 GB [1].", ["handbook.pdf"]) is None
-    assert missing_citation("Per handbook.pdf the limit is 5 GB.", ["handbook.pdf"]) is None
-    assert missing_citation("The limit is 5 GB.", []) is None
+    question = "What is the upload size limit?"
+    evidence = [("handbook.pdf", "Uploads are limited to 5 GB per file.")]
+    assert missing_citation("The limit is 5 GB.", question, evidence) is not None
+    assert missing_citation("The limit is 5 GB [1].", question, evidence) is None
+    assert missing_citation("Per handbook.pdf the limit is 5 GB.", question, evidence) is None
+    assert missing_citation("The limit is 5 GB.", question, []) is None
+
+
+def test_an_answer_that_does_not_use_the_evidence_need_not_cite_it() -> None:
+    evidence = [("handbook-zorblax.txt", "Zorblax reactors are vented every 40 hours.")]
+    assert missing_citation("Otters hold hands while they sleep.", "Otters?", evidence) is None
+    # repeating the question's words is not drawing on the passage
+    assert (
+        missing_citation("Zorblax reactors, I do not know.", "Zorblax reactors?", evidence) is None
+    )
 
 
 def test_first_failure_order_and_pass() -> None:
     assert first_failure("  ", "hi") == "the answer is empty"
     assert first_failure("Hello! How can I help?", "hi", ["dislikes coffee"]) is None
-    assert first_failure("Have a coffee [1].", "what to drink?", ["dislikes coffee"], ["a.md"])
+    assert first_failure(
+        "Have a coffee [1].", "what to drink?", ["dislikes coffee"], [("a.md", "coffee")]
+    )
 
 
 def test_evaluator_settings_switch_per_route() -> None:

@@ -30,8 +30,8 @@ def check_answer(
     `unverifiable`."""
     if offline or not evaluated(run, settings):
         return None
-    sources = [p.source for p in run.state.evidence]
-    return first_failure(answer, run.request.text, preference_lines(run), sources)
+    evidence = [(p.source, p.text) for p in run.state.evidence]
+    return first_failure(answer, run.request.text, preference_lines(run), evidence)
 
 
 def evaluated(run: Run, settings: HarnessSettings) -> bool:

@@ -9,9 +9,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from weir_common.llm.relevance import terms
+
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LETTER = re.compile(r"[A-Za-z\u3400-\u9fff\uf900-\ufaff]")
 _CITATION = re.compile(r"\[\d+\]")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _SENTENCE = re.compile(r"[^.!?。！？;；\n]+")
 
 # A preference that names something the user avoids: "dislikes coffee", "不喜欢咖啡".
@@ -41,6 +44,8 @@ _SUGGESTION = re.compile(
     re.IGNORECASE,
 )
 _EN_STOP = {"the", "a", "an", "to", "of", "very", "much", "any"}
+#: Terms an answer must share with a passage (beyond the question's) to be drawing on it.
+DRAWN_TERMS = 2
 
 
 def cjk_share(text: str) -> float:
@@ -101,25 +106,36 @@ def contradicts_preferences(answer: str, preference_lines: Iterable[str]) -> str
     return None
 
 
-def missing_citation(answer: str, sources: Sequence[str]) -> str | None:
-    """Evidence was given but the answer cites none of it ([n] markers or a source name)."""
-    if not sources or _CITATION.search(answer):
+def _terms(text: str) -> set[str]:
+    """The text's words and CJK bigrams (relevance terms), and its numbers however short."""
+    return terms(text) | set(_NUMBER.findall(text))
+
+
+def missing_citation(answer: str, question: str, evidence: Sequence[tuple[str, str]]) -> str | None:
+    """The answer draws on a passage of the evidence (`(source, text)` pairs) but cites
+    none ([n] markers or a source name). Drawing on one: sharing at least
+    `DRAWN_TERMS` terms with it that the question does not hold. An answer that does not
+    use the passages (retrieval found nothing to the point) need not cite them."""
+    if not evidence or _CITATION.search(answer):
         return None
-    if any(s and s.lower() in answer.lower() for s in sources):
+    if any(source and source.lower() in answer.lower() for source, _ in evidence):
         return None
-    return "evidence was given but the answer cites none of it; cite passages as [n]"
+    own = _terms(answer) - _terms(question)
+    if not any(len(own & _terms(text)) >= DRAWN_TERMS for _, text in evidence):
+        return None
+    return "the answer uses the evidence but cites none of it; cite passages as [n]"
 
 
 def first_failure(
     answer: str,
     question: str,
     preference_lines: Iterable[str] = (),
-    sources: Sequence[str] = (),
+    evidence: Sequence[tuple[str, str]] = (),
 ) -> str | None:
     """The first failed rule's reason, or None when the answer passes every rule."""
     return (
         empty_answer(answer)
         or off_language(answer, question)
         or contradicts_preferences(answer, preference_lines)
-        or missing_citation(answer, sources)
+        or missing_citation(answer, question, evidence)
     )

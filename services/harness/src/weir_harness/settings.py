@@ -73,7 +73,7 @@ class HarnessSettings(WeirSettings):
     evaluator_enabled: bool = Field(
         default=True,
         description="Check each generated answer (F39): offline rules (empty, off-language, "
-        "contradicts a stored preference, no citation of given evidence), then the model "
+        "contradicts a stored preference, uses given evidence without citing it), then the model "
         "judge (`EVALUATOR_JUDGE`).",
     )
     evaluator_max_regenerations: int = Field(
