@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from uuid import uuid4
@@ -29,6 +30,7 @@ from locomo_corpus import locomo_dir
 from memory_locomo import SimClock, session_turns, utterance
 
 from benchlib import write_result
+from weir_common.embeddings import Embedder, Vector
 from weir_common.events import MemoryContextRequested, TurnCompleted
 from weir_deploy.stack import Stack
 from weir_memory.flash import Flash
@@ -57,11 +59,31 @@ async def _drain(worker: AnalysisWorker) -> float:
     return time.process_time() - began
 
 
+class Metered:
+    """The embedder's document calls, counted: CPU (the process's, all threads: the C
+    engine's too), texts and characters."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder, self.cpu_s, self.texts, self.chars = embedder, 0.0, 0, 0
+        self.plain = embedder.embed_documents
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
+        began = time.process_time()
+        try:
+            return await self.plain(texts)
+        finally:
+            self.cpu_s += time.process_time() - began
+            self.texts += len(texts)
+            self.chars += sum(len(t) for t in texts)
+
+
 async def run(settings: MemorySettings, mode: str, turns: list[Any]) -> dict[str, Any]:
     """Feed the turns in one mode; CPU ms per turn of each phase."""
     clock, user = SimClock(), f"cost-{mode}-{uuid4().hex[:6]}"
     wiring = LongTermWiring(settings, Flash(None), clock, background=mode == "background")
     lt = await wiring.open()
+    meter = Metered(lt.embedder)
+    lt.embedder.embed_documents = meter.embed_documents  # type: ignore[method-assign]
     memory = MemoryService(
         make_store(settings).store,
         Summarizer(Flash(None)),
@@ -104,6 +126,10 @@ async def run(settings: MemorySettings, mode: str, turns: list[Any]) -> dict[str
         "answer_path_ms_per_turn": ms(context_s + record_s),
         "background_ms_per_turn": ms(worker_s),
         "total_ms_per_turn": ms(context_s + record_s + worker_s),
+        # the write path's share spent embedding (the e5 model: CPU grows with the tokens)
+        "embedding_ms_per_turn": ms(meter.cpu_s),
+        "embedded_texts_per_turn": round(meter.texts / n, 2),
+        "embedded_chars_per_turn": round(meter.chars / n, 1),
     }
 
 
@@ -129,13 +155,21 @@ async def main(turn_count: int, conversation: str) -> None:
         "turns": len(turns),
         "conversation": conversation,
         "modes": modes,
-        "write_path_ms_per_turn": modes["background"]["record_ms_per_turn"],
+        # issue 16: the write path (storing, embedding, indexing, analysis) off the answer
+        # path, i.e. recording the turn and its later analysis; goal ≤ 50 ms
+        "write_path_ms_per_turn": round(
+            modes["background"]["record_ms_per_turn"]
+            + modes["background"]["background_ms_per_turn"],
+            2,
+        ),
+        "record_ms_per_turn": modes["background"]["record_ms_per_turn"],
         "answer_path_ms_per_turn_before": modes["inline"]["answer_path_ms_per_turn"],
         "answer_path_ms_per_turn_after": modes["background"]["answer_path_ms_per_turn"],
         "loadavg": loadavg(),
         "cpus": os.cpu_count(),
         "engine": {
             "embedder": "settings default (auto)",
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "PASSIVE (weir's default)"),
             "analyzer": "offline heuristic",
             "vectors": "milvus-lite",
             "stm": "redis",

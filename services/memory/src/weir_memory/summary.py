@@ -64,6 +64,18 @@ class Summarizer:
         return _clip_front(answer, MAX_SUMMARY_CHARS) if answer else extractive(previous, turns)
 
 
+#: The longest user message embedded whole (the offline analyzer keeps as much of it).
+CHAT_TEXT_CHARS = 1000
+
+
+def chat_text(user_text: str) -> str:
+    """What a chat's vector (seed 001 `chats.summary_embedding`) stands for: the user's
+    message. What a user later asks about is what they said; the reply's words are in the
+    log's BM25 index and in the summary line. The offline analyzer's memory of a turn is
+    this same text, so one embedding serves both."""
+    return user_text.strip()[:CHAT_TEXT_CHARS]
+
+
 def chat_summary(user_text: str, assistant_text: str) -> str:
     """One line per chat (seed 001 `chats.summary`): the question and the answer's gist."""
     if not assistant_text.strip():  # nothing to pair it with: the message itself

@@ -17,6 +17,7 @@ from weir_common.llm.fence import fence
 from weir_common.search.text import CJK_CHAR
 
 from ..flash import Flash
+from ..summary import chat_text
 from .models import Analysis, Category, Layer
 from .text import is_question, sentences
 
@@ -100,7 +101,7 @@ def heuristic(text: str) -> Analysis:
                 importance=round(min(score, 0.95), 3),
                 category=category,
                 layer=layer,
-                content=text.strip()[:1000],
+                content=chat_text(text),
                 title=clause.strip()[:40],
             )
     return best

@@ -25,7 +25,7 @@ from ..log.service import TurnLog
 from ..log.temporal import window
 from ..sessions.recall import Focus, RecallResult, Scenario, Trigger, detect
 from ..sessions.service import SessionMemory
-from ..summary import chat_summary, turn_detail
+from ..summary import chat_text, turn_detail
 from . import preferences, topics
 from .analyzer import Analyzer
 from .consolidator import Consolidator
@@ -268,11 +268,12 @@ class LongTermMemory:
             await self.log.lexical.catch_up()
 
     async def prepare(self, turn: Turn, recent: Sequence[Turn]) -> Prepared:
-        """The analyzer's verdict on a turn and the texts to embed for it (the chat summary,
-        then the memory when it is worth one); reads nothing of the user's."""
+        """The analyzer's verdict on a turn and the texts to embed for it (the chat's text,
+        then the memory when it is worth one and says something else); reads nothing of the
+        user's."""
         analysis = await self.analyzer.analyze(turn.user, recent)
         worth = analysis.importance >= self.semantic.policy.importance_threshold
-        texts = [chat_summary(turn.user, turn.assistant)]
+        texts = [chat_text(turn.user)]
         if worth and analysis.content and analysis.content != texts[0]:
             texts.append(analysis.content)
         return Prepared(analysis, texts)
