@@ -198,10 +198,15 @@ async def ask(lt: LongTermMemory, user: str, q: Question, enc: Any) -> dict[str,
 async def run_conversation(
     base: MemorySettings, conv: str, enc: Any
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Feed one conversation and ask its questions, with its own clock, database and BM25."""
+    """Feed one conversation and ask its questions, with its own clock, database, vector
+    collection and BM25."""
     async with fresh_database(base.database_url, f"locomo_{conv}") as url:
         with tempfile.TemporaryDirectory(prefix=f"locomo-{conv}-") as data_dir:
-            settings = base.model_copy(update={"database_url": url, "data_dir": Path(data_dir)})
+            settings = base.model_copy(update={
+                "database_url": url, "data_dir": Path(data_dir),
+                # its own collection too: each database builds (resets) its index at start
+                "vector_collection": f"{base.vector_collection}_{conv}",
+            })  # fmt: skip
             return await _run_conversation(settings, conv, enc)
 
 

@@ -279,3 +279,35 @@ async def test_the_automatic_fallback_never_re_embeds_a_store_the_model_filled(
         await down.open()
     await down.close()
     assert await embedders(fresh_settings.database_url) == made_by  # nothing was rewritten
+
+
+async def test_an_upgrade_to_the_ip_collection_builds_it_from_postgresql(
+    fresh_settings: MemorySettings, user: str, wall: WallClock
+) -> None:
+    """A database of a version whose collection was `<prefix>_<dim>` (COSINE): the first
+    start builds `<prefix>_ip_<dim>` from the stored vectors; nothing is re-embedded."""
+    first = LongTermWiring(fresh_settings, Flash(None), wall)
+    await converse(await first.open(), user, "trip", TRIP, wall)
+    collection = first.index.durable
+    await first.close()
+    assert collection is not None
+    assert "_ip_" in collection
+    old = collection.replace("_ip_", "_")
+    conn = await asyncpg.connect(fresh_settings.database_url)
+    try:  # what the former version left: its collection marked built, no IP collection
+        await conn.execute("UPDATE memory_vector_indexes SET name = $1", old)
+    finally:
+        await conn.close()
+    from pymilvus import MilvusClient  # noqa: PLC0415 - ~3 s import
+
+    MilvusClient(uri=fresh_settings.milvus_uri).drop_collection(collection)
+
+    again = LongTermWiring(fresh_settings, Flash(None), wall)
+    memory = await again.open()
+    try:
+        vector = await memory.embedder.embed_query("a trip to Japan in April")
+        found = await memory.sessions.topic(user, vector, None, 5)
+        assert found is not None
+        assert f"trip-{TRIP[0][0][:12]}" in found.sources
+    finally:
+        await again.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -64,16 +65,19 @@ async def lexical_index(
     params=[
         pytest.param("memory", marks=pytest.mark.unit),
         pytest.param("milvus", marks=pytest.mark.integration),
+        pytest.param("milvus-ip", marks=pytest.mark.integration),
     ]
 )
 async def vector_index(request: pytest.FixtureRequest) -> AsyncIterator[VectorIndex]:
-    """An open, empty 3-d vector index of each adapter (a fresh Milvus collection)."""
+    """An open, empty 3-d vector index of each adapter (a fresh Milvus collection, with
+    the COSINE metric and with IP over unit vectors)."""
     made: VectorIndex
     if request.param == "memory":
         made = InMemoryVectorIndex(3, SCHEMA)
     else:
         env: dict[str, str] = request.getfixturevalue("milvus_env")
-        made = MilvusVectorIndex(env["MILVUS_URI"], f"idx_{uuid.uuid4().hex[:12]}", 3, SCHEMA)
+        schema = replace(SCHEMA, metric="IP") if request.param == "milvus-ip" else SCHEMA
+        made = MilvusVectorIndex(env["MILVUS_URI"], f"idx_{uuid.uuid4().hex[:12]}", 3, schema)
     await made.open()
     try:
         yield made

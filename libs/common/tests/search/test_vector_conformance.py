@@ -45,6 +45,16 @@ async def test_search_is_nearest_first_within_the_filter(vector_index: VectorInd
     assert await ids(vector_index, unit(1, 0, 0), {"user_id": "u1"}, k=0) == []
 
 
+async def test_scores_are_cosines_whatever_the_vectors_lengths(vector_index: VectorIndex) -> None:
+    await vector_index.upsert(
+        [row("long", "u1", [3.0, 3.0, 0.0]), row("short", "u1", [0.0, 0.5, 0.0])]
+    )
+    hits = await vector_index.search([2.0, 0.0, 0.0], 5, {"user_id": "u1"})
+    assert [h.id for h in hits] == ["long", "short"]
+    assert hits[0].score == pytest.approx(math.sqrt(0.5), abs=1e-5)
+    assert hits[1].score == pytest.approx(0.0, abs=1e-5)
+
+
 async def test_fields_come_back_as_stored(vector_index: VectorIndex) -> None:
     await vector_index.upsert([row("a", "u1", unit(0, 1, 0), session_id="s9", rank=42)])
     [hit] = await vector_index.search(

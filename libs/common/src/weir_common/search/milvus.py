@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -69,7 +70,7 @@ def milvus_filter(where: Where, primary: str = "id", ids: Sequence[str] | None =
 
 
 class MilvusVectorIndex:
-    """One Milvus collection (cosine; FLAT or HNSW per the schema)."""
+    """One Milvus collection (cosine, or IP over unit vectors; FLAT or HNSW per the schema)."""
 
     def __init__(
         self,
@@ -156,7 +157,8 @@ class MilvusVectorIndex:
         schema.add_field("vector", DataType.FLOAT_VECTOR, dim=self.dimension)
         params = MilvusClient.prepare_index_params()
         hnsw = self.schema.index == "HNSW"
-        params.add_index(field_name="vector", index_type=self.schema.index, metric_type="COSINE",
+        params.add_index(field_name="vector", index_type=self.schema.index,
+                         metric_type=self.schema.metric,
                          params=HNSW_PARAMS if hnsw else {})  # fmt: skip
         self._db().create_collection(self.collection, schema=schema, index_params=params,
                                      consistency_level=CONSISTENCY)  # fmt: skip
@@ -198,7 +200,16 @@ class MilvusVectorIndex:
     def _row(self, row: VectorRow) -> dict[str, Any]:
         fields = fit_fields(self.schema, row.fields)
         values = {f.name: fields[f.name] for f in self.schema.fields}
-        return {self.schema.primary: row.id, **values, "vector": [float(v) for v in row.vector]}
+        return {self.schema.primary: row.id, **values, "vector": self._vector(row.vector)}
+
+    def _vector(self, vector: Sequence[float]) -> list[float]:
+        """The vector as Milvus keeps it: scaled to unit length for IP (which then scores as
+        COSINE does)."""
+        values = [float(v) for v in vector]
+        if self.schema.metric == "IP":
+            norm = math.sqrt(sum(v * v for v in values))
+            return [v / norm for v in values] if norm > 0 else values
+        return values
 
     async def upsert(self, rows: Sequence[VectorRow]) -> None:
         """Insert or replace rows by key."""
@@ -241,14 +252,15 @@ class MilvusVectorIndex:
     async def search(
         self, vector: Sequence[float], k: int, where: Where, fields: Sequence[str] = ()
     ) -> list[VectorMatch]:
-        """The nearest matching rows; Milvus's COSINE distance is the similarity."""
+        """The nearest matching rows; Milvus's score (COSINE, or IP of unit vectors) is the
+        cosine similarity."""
         check_dimension(self.dimension, vector)
         if k < 1:
             return []
         params = {"params": {"ef": max(self.ef, k)}} if self.schema.index == "HNSW" else {}
         result = await self._loaded(
             lambda: self._db().search(
-                self.collection, data=[[float(v) for v in vector]],
+                self.collection, data=[self._vector(vector)],
                 filter=milvus_filter(where, self.schema.primary), limit=k,
                 output_fields=list(fields), search_params=params,
                 consistency_level=CONSISTENCY,  # also for collections made before it was set
