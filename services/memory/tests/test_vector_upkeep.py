@@ -197,6 +197,19 @@ async def built_at(url: str) -> list[object]:
         await conn.close()
 
 
+async def assert_trip_found(settings: MemorySettings, wall: WallClock, user: str, run: str) -> None:
+    """A fresh start on `settings` finds the Japan trip's chat `run` by meaning."""
+    again = LongTermWiring(settings, Flash(None), wall)
+    memory = await again.open()
+    try:
+        vector = await memory.embedder.embed_query("a trip to Japan in April")
+        found = await memory.sessions.topic(user, vector, None, 5)
+        assert found is not None
+        assert run in found.sources
+    finally:
+        await again.close()
+
+
 async def test_a_chat_the_index_missed_is_added_at_start_without_a_rebuild(
     fresh_settings: MemorySettings, user: str, wall: WallClock
 ) -> None:
@@ -213,15 +226,7 @@ async def test_a_chat_the_index_missed_is_added_at_start_without_a_rebuild(
         await conn.close()
     built = await built_at(fresh_settings.database_url)
 
-    again = LongTermWiring(fresh_settings, Flash(None), wall)
-    memory = await again.open()
-    try:
-        vector = await memory.embedder.embed_query("a trip to Japan in April")
-        found = await memory.sessions.topic(user, vector, None, 5)
-        assert found is not None
-        assert run in found.sources
-    finally:
-        await again.close()
+    await assert_trip_found(fresh_settings, wall, user, run)
     assert await built_at(fresh_settings.database_url) == built, "no rebuild for one chat"
 
 
@@ -302,12 +307,4 @@ async def test_an_upgrade_to_the_ip_collection_builds_it_from_postgresql(
 
     MilvusClient(uri=fresh_settings.milvus_uri).drop_collection(collection)
 
-    again = LongTermWiring(fresh_settings, Flash(None), wall)
-    memory = await again.open()
-    try:
-        vector = await memory.embedder.embed_query("a trip to Japan in April")
-        found = await memory.sessions.topic(user, vector, None, 5)
-        assert found is not None
-        assert f"trip-{TRIP[0][0][:12]}" in found.sources
-    finally:
-        await again.close()
+    await assert_trip_found(fresh_settings, wall, user, f"trip-{TRIP[0][0][:12]}")
