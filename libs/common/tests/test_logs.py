@@ -29,11 +29,16 @@ TOPICS = Topics(prefix="logtest.")
 def lines() -> Iterator[io.StringIO]:
     root = logging.getLogger()
     saved = root.handlers[:], root.level
+    # an earlier test's in-process uvicorn (log_level="warning") leaves its logger at WARNING
+    uvicorn_error = logging.getLogger("uvicorn.error")
+    uvicorn_level = uvicorn_error.level
+    uvicorn_error.setLevel(logging.NOTSET)
     out = io.StringIO()
     setup_logging("logtest", "INFO", as_json=True, stream=out)
     yield out
     root.handlers[:], _ = saved
     root.setLevel(saved[1])
+    uvicorn_error.setLevel(uvicorn_level)
     structlog.reset_defaults()
     structlog.contextvars.clear_contextvars()
 
@@ -91,7 +96,7 @@ def test_faststreams_own_lines_reach_the_json_handler_with_the_messages_trace(
     # TestKafkaBroker swaps FastStream's logger for a mock, so its access lines ("Received",
     # "Processed") are sent here the way FastStream sends them: through the broker's logger,
     # with the message in the broker's context and no span current (as FastStream does)
-    broker = make_broker("127.0.0.1:1", "logtest", TracerProvider())
+    broker = make_broker("127.0.0.1:1", "logtest", TracerProvider(), message_log_level=logging.INFO)
     broker._setup_logger()
     trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
     message = StreamMessage(
@@ -108,3 +113,13 @@ def test_faststreams_own_lines_reach_the_json_handler_with_the_messages_trace(
     assert received["trace_id"] == trace_id
     assert "trace_id" not in started
     assert module["logger"] == "faststream"
+
+
+def test_faststreams_per_message_lines_are_debug_by_default(lines: io.StringIO) -> None:
+    # two lines per event at INFO were ~30 per chat turn; LOG_LEVEL=DEBUG brings them back
+    broker = make_broker("127.0.0.1:1", "logtest", TracerProvider())
+    broker._setup_logger()
+    broker.config.logger.log("Received", extra={"topic": "t1", "message_id": "m1"})
+    broker.config.logger.log("Processed", extra={"topic": "t1", "message_id": "m1"})
+    logging.getLogger("faststream.weir.logtest").error("a failure is still logged")
+    assert [r["event"] for r in _records(lines)] == ["a failure is still logged"]

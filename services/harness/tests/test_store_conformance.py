@@ -177,6 +177,32 @@ async def test_due_runs_are_this_deployments_late_ones(repo: RunStore, neighbour
         assert [run.run_id for run in await tx.due(NOW)] == [theirs.run_id]
 
 
+async def test_a_transaction_reads_the_steps_and_events_it_added(repo: RunStore) -> None:
+    """Steps of two runs and their events, added between reads of one transaction (the
+    PostgreSQL store writes them in one statement before its next one): each read sees them,
+    and each run's steps are numbered in the order they were added."""
+    run, other = make_run(), make_run("c2")
+    async with repo.transaction() as tx:
+        assert await tx.insert(run)
+        await tx.add_step(run, "request", "r1", {"n": 1})
+        await tx.add_step(run, "command", "r2", {"n": 2})
+        await tx.enqueue(run.request, None, None)
+        assert [s["event_id"] for s in await tx.step_log(run.run_id)] == ["r1", "r2"]
+        assert await tx.insert(other)
+        await tx.add_step(other, "request", "o1", {})
+        await tx.add_step(run, "result", "r3", {"n": 3})
+        await tx.enqueue(other.request, REPLY_TO, "tp")
+        assert await tx.get(other.run_id) is not None
+        await tx.add_step(other, "command", "o2", {})
+    assert [(s["seq"], s["event_id"]) for s in await repo.steps(run.run_id)] == [
+        (1, "r1"), (2, "r2"), (3, "r3")]  # fmt: skip
+    assert [(s["seq"], s["event_id"]) for s in await repo.steps(other.run_id)] == [
+        (1, "o1"), (2, "o2")]  # fmt: skip
+    rows = await repo.unpublished()
+    assert [(r["run_id"], r["topic"]) for r in rows] == [
+        (run.run_id, None), (other.run_id, REPLY_TO)]  # fmt: skip
+
+
 async def test_the_outbox_holds_each_deployments_rows_in_order(
     repo: RunStore, neighbour: RunStore
 ) -> None:

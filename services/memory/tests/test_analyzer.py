@@ -88,7 +88,19 @@ async def test_an_unusable_answer_falls_back_to_the_heuristic(
     analysis = await Analyzer(client).analyze("My sister lives in Lyon.")
     assert analysis == heuristic("My sister lives in Lyon.")
     llm.set_script([ScriptRule(match="<message>", fail_times=1, status=503)])
-    assert (await Analyzer(client).analyze("Thanks!")).importance == 0.0
+    assert await Analyzer(client).analyze("I adopted a cat.") == heuristic("I adopted a cat.")
+    assert len(llm.requests) == 2  # both asked the model
+
+
+@pytest.mark.integration
+async def test_a_message_not_about_the_user_is_not_sent_to_the_model(
+    flash: tuple[Flash, ScriptedLLM],
+) -> None:
+    client, llm = flash
+    llm.set_script([ScriptRule(match="<message>", text='{"importance": 0.9}')])
+    for text in ("Thanks!", "hello, how are you doing today?", "What is the capital of Peru?"):
+        assert (await Analyzer(client).analyze(text)).importance == 0.0
+    assert llm.requests == []
 
 
 @pytest.mark.unit

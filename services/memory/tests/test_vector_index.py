@@ -12,7 +12,13 @@ import pytest
 
 from weir_common.search import vectors
 from weir_common.search.inprocess_vectors import InMemoryVectorIndex
-from weir_memory.longterm.vector_index import UserVectorIndex, VectorIndexError, VectorRecord
+from weir_memory.longterm.vector_index import (
+    SCHEMA,
+    UserVectorIndex,
+    VectorIndexError,
+    VectorRecord,
+    sharing_searches,
+)
 from weir_memory.repository import StoreError
 
 
@@ -89,3 +95,33 @@ async def test_engine_failures_are_transient_store_errors() -> None:
 
 async def test_a_durable_index_is_named_by_prefix_and_dimension(index: UserVectorIndex) -> None:
     assert index.durable is None or index.durable.endswith("_3")
+
+
+class _CountingIndex(InMemoryVectorIndex):
+    """The in-process engine, counting the searches that reach it."""
+
+    searches = 0
+
+    async def search(self, *args: object, **kwargs: object) -> list[vectors.VectorMatch]:
+        type(self).searches += 1
+        return await super().search(*args, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.unit
+async def test_a_search_asked_again_in_a_sharing_block_reaches_the_engine_once() -> None:
+    made = UserVectorIndex(lambda d: _CountingIndex(d, SCHEMA))
+    await made.open(3)
+    await made.upsert([VectorRecord(i, "u1", "chat", unit(1, n, 0), session_id="s1")
+                       for n, i in enumerate("abcd")])  # fmt: skip
+    query = unit(1, 0, 0)
+    with sharing_searches():
+        first = await made.search("u1", ["chat"], query, 3)
+        again = await made.search("u1", ["chat"], query, 2)  # fewer: from the first
+        assert _CountingIndex.searches == 1
+        assert again == first[:2]
+        await made.search("u1", ["chat"], query, 4)  # more than the first asked: searched
+        await made.search("u1", ["semantic"], query, 2)  # other kinds: searched
+        await made.search("u2", ["chat"], query, 2)  # another user: searched
+        assert _CountingIndex.searches == 4
+    await made.search("u1", ["chat"], query, 2)  # outside the block: searched
+    assert _CountingIndex.searches == 5

@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager, contextmanager
 import asyncpg
 
 from weir_common.migrations import migrate_package
+from weir_common.pg import open_pool
 
 from .repository import StoreError
 
@@ -41,8 +42,10 @@ class Database:
 
     async def open(self) -> None:
         """Connect and migrate the tables to the latest version."""
-        self._pool = await asyncpg.create_pool(self._dsn, min_size=1, max_size=self._max_size)
-        self._locks = await asyncpg.create_pool(self._dsn, min_size=0, max_size=self._lock_slots)
+        self._pool = await open_pool(self._dsn, min_size=1, max_size=self._max_size)
+        self._locks = await open_pool(  # session locks: the full reset releases a stray one
+            self._dsn, full_reset=True, min_size=0, max_size=self._lock_slots
+        )
         await migrate_package(self._pool, "memory", "weir_memory")
 
     async def close(self) -> None:

@@ -7,16 +7,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-import asyncpg
-
 from weir_harness.confirmation import NO_POLICIES, Policies, PolicyDecision
 from weir_harness.models import Run
+from weir_harness.repository.pending import InOrder
 
 
 class RecordStatements:
     """The record, policy and retention statements of one transaction (see `RunTx`)."""
 
-    _conn: asyncpg.Connection
+    _conn: InOrder
     _namespace: str
 
     async def delete_user_runs(self, user_id: str) -> int:

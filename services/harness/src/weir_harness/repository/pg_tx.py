@@ -1,8 +1,15 @@
 """PostgreSQL statements of one transaction over runs: dedupe, the run snapshot, its step
-log, the conversation lock and queue, the due runs, and the outbox."""
+log, the conversation lock and queue, the due runs, and the outbox.
+
+A transition appends a few step-log rows and outbox events. `RunTx` holds those inserts back
+and writes them all with one statement (`PendingWrites`) just before any other statement of
+the transaction, and at its end: the transaction reads what it wrote, as before, in about
+half the round trips (a step used to cost 9 of them, most of the harness's CPU per event).
+"""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
@@ -10,6 +17,7 @@ import asyncpg
 
 from weir_common.events import Event
 from weir_harness.models import ACTIVE, Run, RunStatus
+from weir_harness.repository.pending import InOrder, PendingWrites
 from weir_harness.repository.pg_records import RecordStatements
 
 # Column names are constants of this module, never input: S608 does not apply.
@@ -17,8 +25,6 @@ _COLUMNS = (
     "run_id, conversation_id, user_id, status, request, state, step, pending_event_id,"
     " attempt, deadline, retry_at, traceparent, error"
 )
-
-OUTBOX_CHANNEL = "weir_harness_outbox"  # NOTIFYed on commit of new outbox rows
 
 
 def _to_run(row: asyncpg.Record) -> Run:
@@ -47,8 +53,14 @@ class RunTx(RecordStatements):
     """The statements of one transaction over runs (a `RunTransaction`)."""
 
     def __init__(self, conn: asyncpg.Connection, namespace: str) -> None:
-        self._conn = conn
+        self._raw = conn
         self._namespace = namespace
+        self._pending = PendingWrites()
+        self._conn = InOrder(conn, self._pending, namespace)
+
+    async def write_pending(self) -> None:
+        """Write the held-back step-log rows and outbox events (before the commit)."""
+        await self._pending.write(self._raw, self._namespace)
 
     async def first_time(self, event_id: str) -> bool:
         """Record `event_id` as processed; False when it already was (a redelivery)."""
@@ -88,17 +100,10 @@ class RunTx(RecordStatements):
     async def add_step(
         self, run: Run, kind: str, event_id: str, payload: dict[str, Any], step: str | None = None
     ) -> None:
-        """Append one entry to the run's step log."""
-        await self._conn.execute(
-            "INSERT INTO run_steps (run_id, seq, step, attempt, kind, event_id, payload)"
-            " SELECT $1, coalesce(max(seq), 0) + 1, $2, $3, $4, $5, $6"
-            " FROM run_steps WHERE run_id = $1",
-            run.run_id,
-            step or run.step or "",
-            run.attempt,
-            kind,
-            event_id,
-            payload,
+        """Append one entry to the run's step log (written before the transaction's next
+        statement, or at its end)."""
+        self._pending.steps.append(
+            (run.run_id, step or run.step or "", run.attempt, kind, event_id, json.dumps(payload))
         )
 
     async def lock_conversation(self, conversation_id: str) -> None:
@@ -157,23 +162,17 @@ class RunTx(RecordStatements):
         return [_to_run(r) for r in rows]
 
     async def enqueue(self, event: Event, topic: str | None, traceparent: str | None) -> None:
-        """Add `event` to the outbox: published by the relay once this transaction commits."""
-        await self._conn.execute(
-            "INSERT INTO outbox (namespace, run_id, topic, event, traceparent)"
-            " VALUES ($1, $2, $3, $4, $5)",
-            self._namespace,
-            event.run_id or "",
-            topic,
-            event.model_dump(mode="json"),
-            traceparent,
+        """Add `event` to the outbox: published by the relay once this transaction commits
+        (whose NOTIFY wakes a relay leader in another replica)."""
+        self._pending.events.append(
+            (event.run_id or "", topic, event.model_dump_json(), traceparent)
         )
-        # delivered at commit, once per transaction: wakes a relay leader in another replica
-        await self._conn.execute("SELECT pg_notify($1, '')", OUTBOX_CHANNEL)
 
     @property
     def connection(self) -> asyncpg.Connection:
-        """The transaction's connection (for read-only queries of other modules)."""
-        return self._conn
+        """The transaction's connection, for read-only queries of other modules (those
+        that run in a transaction with writes call `write_pending` first)."""
+        return self._raw
 
     async def step_log(self, run_id: str) -> list[dict[str, Any]]:
         """The step log of a run, in order."""

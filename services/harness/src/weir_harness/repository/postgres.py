@@ -15,10 +15,12 @@ from typing import Any
 import asyncpg
 
 from weir_common.migrations import migrate_package
+from weir_common.pg import open_pool
 from weir_common.topics import Topics
 from weir_harness.confirmation import PolicyDecision
 from weir_harness.models import Run
-from weir_harness.repository.pg_tx import OUTBOX_CHANNEL, RunTx
+from weir_harness.repository.pending import OUTBOX_CHANNEL
+from weir_harness.repository.pg_tx import RunTx
 from weir_harness.run_list import RunQuery, list_page
 
 __all__ = ["OUTBOX_CHANNEL", "RunRepository", "init_connection"]
@@ -41,9 +43,7 @@ class RunRepository:
 
     async def open(self) -> None:
         """Connect and migrate the tables to the latest version (`migrations/`)."""
-        self._pool = await asyncpg.create_pool(
-            self._dsn, min_size=1, max_size=12, init=init_connection
-        )
+        self._pool = await open_pool(self._dsn, min_size=1, max_size=12, init=init_connection)
         await migrate_package(self._pool, "harness", "weir_harness")
 
     async def close(self) -> None:
@@ -57,7 +57,9 @@ class RunRepository:
         if self._pool is None:
             raise RuntimeError("RunRepository.open() was not called")
         async with self._pool.acquire() as conn, conn.transaction():
-            yield RunTx(conn, self._namespace)
+            tx = RunTx(conn, self._namespace)
+            yield tx
+            await tx.write_pending()
 
     async def steps(self, run_id: str) -> list[dict[str, Any]]:
         """The step log of a run, in order (for run records and tests)."""

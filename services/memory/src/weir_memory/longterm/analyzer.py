@@ -151,9 +151,13 @@ class Analyzer:
         self._flash = flash
 
     async def analyze(self, text: str, recent: Sequence[Turn] = ()) -> Analysis:
-        """The verdict on one user message."""
+        """The verdict on one user message. A message that does not speak of the user at
+        all (no "I", "my", "me", "我"…: greetings, questions about the world, small talk) is
+        left to the heuristic, whose verdict on it is "nothing to keep": a model call per
+        such turn would cost its CPU and tokens to say the same (the turn log keeps every
+        message for recall anyway)."""
         offline = heuristic(text)
-        if not self._flash.available or text.lstrip().startswith("/"):
+        if not self._flash.available or text.lstrip().startswith("/") or not _SELF.search(text):
             return offline
         data = await self._flash.json("analyze", _SYSTEM, _context(text, recent))
         return (_from_json(data, text) if data else None) or offline

@@ -37,6 +37,7 @@ from .profile import Profile
 from .query_vectors import QueryVectors
 from .semantic import SemanticMemory, item_id
 from .text import is_chinese
+from .vector_index import sharing_searches
 
 log = structlog.get_logger(__name__)
 
@@ -147,11 +148,12 @@ class LongTermMemory:
                 searched=True,
             )
         vector = vector or await self._query_vector(query)
-        entries = await self.recall(
-            user_id, query, vector, self.semantic.policy.recall_top_k, touch=touch,
-            current=conversation_id,
-        )  # fmt: skip
-        recall = await self._sessions(user_id, conversation_id, query, vector, focus)
+        with sharing_searches():  # the log's candidates and the session recall: one search
+            entries = await self.recall(
+                user_id, query, vector, self.semantic.policy.recall_top_k, touch=touch,
+                current=conversation_id,
+            )  # fmt: skip
+            recall = await self._sessions(user_id, conversation_id, query, vector, focus)
         summary = await self.sessions.summary(user_id, conversation_id) if conversation_id else None
         log.info("memory.recollected", user_id=user_id, entries=len(entries),
                  memories=sum(e.memory is not None for e in entries),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal
 
@@ -57,6 +58,27 @@ class VectorHit:
     id: str
     session_id: str
     cosine: float
+
+
+_SearchKey = tuple[str, tuple[str, ...], str | None, tuple[float, ...]]
+#: the searches of the block `sharing_searches` runs, by what they asked: (limit, hits)
+_SHARED: ContextVar[dict[_SearchKey, tuple[int, list[VectorHit]]] | None] = ContextVar(
+    "memory_shared_searches", default=None
+)
+
+
+@contextmanager
+def sharing_searches() -> Iterator[None]:
+    """Within the block, a search asked again (same user, kinds, session and vector) for no
+    more hits than the first is answered from the first one's hits. A turn's context asks
+    for the chats nearest the question twice, for the turn log's candidates and for the
+    recall of past sessions: one engine search instead of two. Nothing in the block may
+    write vectors it then expects to find."""
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
 
 
 @contextmanager
@@ -159,9 +181,16 @@ class UserVectorIndex:
         session_id: str | None = None,
     ) -> list[VectorHit]:
         """The user's `limit` nearest records of these kinds (optionally of one session)."""
+        shared = _SHARED.get()
+        key: _SearchKey = (user_id, tuple(kinds), session_id, tuple(vector))
+        if shared is not None and key in shared and shared[key][0] >= limit:
+            return shared[key][1][:limit]
         where: Where = {"user_id": user_id, "kind": list(kinds)} if kinds else {"user_id": user_id}
         if session_id is not None:
             where = {**where, "session_id": session_id}
         with _engine_errors():
             found = await self.engine.search(vector, limit, where, ["session_id"])
-        return [VectorHit(m.id, str(m.fields["session_id"]), m.score) for m in found]
+        hits = [VectorHit(m.id, str(m.fields["session_id"]), m.score) for m in found]
+        if shared is not None:
+            shared[key] = (limit, hits)
+        return hits

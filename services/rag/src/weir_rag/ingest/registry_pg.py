@@ -8,6 +8,7 @@ from datetime import datetime
 import asyncpg
 
 from weir_common.migrations import migrate_package
+from weir_common.pg import open_pool
 from weir_rag.ingest.registry import (
     Decision,
     DocumentInfo,
@@ -43,9 +44,7 @@ class PostgresRegistry:
 
     async def open(self) -> None:
         """Connect and migrate the table to the latest version (`migrations/`)."""
-        self._pool = await asyncpg.create_pool(
-            self._dsn, min_size=self._sizes[0], max_size=self._sizes[1]
-        )
+        self._pool = await open_pool(self._dsn, min_size=self._sizes[0], max_size=self._sizes[1])
         await migrate_package(self.pool, "rag", "weir_rag.ingest")
 
     async def close(self) -> None:

@@ -1,0 +1,29 @@
+"""PostgreSQL connection pools of the services.
+
+asyncpg resets every connection it takes back (``SELECT pg_advisory_unlock_all(); CLOSE ALL;
+UNLISTEN *; RESET ALL``): one more round trip per acquire, several per handled event. The
+services' pools keep no session state (no ``SET``, no ``LISTEN``, no cursor or session lock
+outliving its block: transactions use ``pg_advisory_xact_lock``), so `open_pool` only ends
+an open transaction, which asyncpg does before any custom reset. A pool whose connections
+hold session advisory locks keeps the full reset (`open_pool(..., full_reset=True)`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import asyncpg
+
+
+async def _keep_session(_conn: asyncpg.Connection) -> None:
+    """The reset of a pool without session state: nothing beyond asyncpg's rollback."""
+
+
+async def open_pool(dsn: str, *, full_reset: bool = False, **options: Any) -> asyncpg.Pool:
+    """An asyncpg pool over `dsn` (`options` as `asyncpg.create_pool` takes them)."""
+    if not full_reset:
+        options["reset"] = _keep_session
+    pool = await asyncpg.create_pool(dsn, **options)
+    if pool is None:  # only when the pool is not awaited
+        raise RuntimeError("asyncpg.create_pool returned no pool")
+    return pool

@@ -1,0 +1,86 @@
+"""The writes a run transaction holds back, and the connection that writes them first.
+
+A transition appends a few step-log rows and outbox events; `PendingWrites` writes all of
+them with one statement, and `InOrder` (the connection the transaction's statements use)
+does so before any other statement, so the transaction reads what it wrote.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncpg
+
+OUTBOX_CHANNEL = "weir_harness_outbox"  # NOTIFYed on commit of new outbox rows
+
+# One statement for every held-back step-log row and outbox event of a transaction: steps
+# numbered after the run's last one in the order they were added, events in theirs (the
+# outbox's id orders a run's events), and a NOTIFY when there are events.
+_WRITE_PENDING = """
+WITH s AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[])
+        WITH ORDINALITY AS s(run_id, step, attempt, kind, event_id, payload, ord)
+), steps AS (
+    INSERT INTO run_steps (run_id, seq, step, attempt, kind, event_id, payload)
+    SELECT s.run_id,
+        coalesce((SELECT max(r.seq) FROM run_steps r WHERE r.run_id = s.run_id), 0)
+            + row_number() OVER (PARTITION BY s.run_id ORDER BY s.ord),
+        s.step, s.attempt, s.kind, s.event_id, s.payload::jsonb
+    FROM s
+), events AS (
+    INSERT INTO outbox (namespace, run_id, topic, event, traceparent)
+    SELECT $7, e.run_id, e.topic, e.event::jsonb, e.traceparent
+    FROM unnest($8::text[], $9::text[], $10::text[], $11::text[])
+        WITH ORDINALITY AS e(run_id, topic, event, traceparent, ord)
+    ORDER BY e.ord
+    RETURNING 1
+)
+SELECT pg_notify($12, '') FROM (SELECT 1 FROM events LIMIT 1) AS any_event
+"""
+
+
+@dataclass
+class PendingWrites:
+    """Step-log rows and outbox events a transaction has added but not written yet."""
+
+    steps: list[tuple[str, str, int, str, str, str]] = field(default_factory=list)
+    events: list[tuple[str, str | None, str, str | None]] = field(default_factory=list)
+
+    async def write(self, conn: asyncpg.Connection, namespace: str) -> None:
+        """Write them all (one statement), and forget them."""
+        if not self.steps and not self.events:
+            return
+        steps, events = self.steps, self.events
+        self.steps, self.events = [], []
+        await conn.execute(
+            _WRITE_PENDING,
+            *(list(column) for column in zip(*steps, strict=True)) if steps else ([],) * 6,
+            namespace,
+            *(list(column) for column in zip(*events, strict=True)) if events else ([],) * 4,
+            OUTBOX_CHANNEL,
+        )
+
+
+class InOrder:
+    """The transaction's connection as its statements use it: the held-back writes go
+    first, so every statement sees what the transaction wrote before it."""
+
+    def __init__(self, conn: asyncpg.Connection, pending: PendingWrites, namespace: str) -> None:
+        self._conn, self._pending, self._namespace = conn, pending, namespace
+
+    async def execute(self, query: str, *args: Any) -> str:
+        await self._pending.write(self._conn, self._namespace)
+        return str(await self._conn.execute(query, *args))
+
+    async def fetch(self, query: str, *args: Any) -> list[asyncpg.Record]:
+        await self._pending.write(self._conn, self._namespace)
+        return list(await self._conn.fetch(query, *args))
+
+    async def fetchrow(self, query: str, *args: Any) -> asyncpg.Record | None:
+        await self._pending.write(self._conn, self._namespace)
+        return await self._conn.fetchrow(query, *args)
+
+    async def fetchval(self, query: str, *args: Any) -> Any:
+        await self._pending.write(self._conn, self._namespace)
+        return await self._conn.fetchval(query, *args)
