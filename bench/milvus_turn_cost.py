@@ -8,7 +8,8 @@ cost of a turn depends on how many written rows wait for a flush. This bench run
 such turns of `--users` users, in three phases, on a fresh collection for each `flush_every`,
 and reads the Milvus server's CPU from /proc:
 
-    .venv/bin/python bench/milvus_turn_cost.py [--turns 900] [--users 200]
+    .venv/bin/python bench/milvus_turn_cost.py [--turns 6000] [--users 200]
+        [--flush-every 64 256 1024]
 
 Writes ``bench/results/milvus_turn_cost.json``: per `flush_every`, the server's CPU ms per
 turn in each phase (rows accumulate across phases) and the client's wall ms per turn.
@@ -100,9 +101,9 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, default=900)
+    parser.add_argument("--turns", type=int, default=6000)
     parser.add_argument("--users", type=int, default=200)
-    parser.add_argument("--flush-every", type=int, nargs="+", default=[512, 64])
+    parser.add_argument("--flush-every", type=int, nargs="+", default=[64, 256, 1024])
     args = parser.parse_args()
     result = asyncio.run(bench(args))
     print("written to", write_result("milvus_turn_cost", result))

@@ -125,3 +125,7 @@ async def test_a_search_asked_again_in_a_sharing_block_reaches_the_engine_once()
         assert _CountingIndex.searches == 4
     await made.search("u1", ["chat"], query, 2)  # outside the block: searched
     assert _CountingIndex.searches == 5
+    with sharing_searches(at_least=3):  # the first asks the engine for 3, returns its 2
+        assert await made.search("u1", ["chat"], query, 2) == first[:2]
+        assert await made.search("u1", ["chat"], query, 3) == first
+    assert _CountingIndex.searches == 6

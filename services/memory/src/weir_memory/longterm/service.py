@@ -148,7 +148,9 @@ class LongTermMemory:
                 searched=True,
             )
         vector = vector or await self._query_vector(query)
-        with sharing_searches():  # the log's candidates and the session recall: one search
+        n = self.semantic.policy.recall_top_k * self._fusion.candidates_per_result
+        # the log's candidates and the session recall: one search of the chats
+        with sharing_searches(at_least=max(n, self.sessions.search_limit)):
             entries = await self.recall(
                 user_id, query, vector, self.semantic.policy.recall_top_k, touch=touch,
                 current=conversation_id,

@@ -61,20 +61,28 @@ class VectorHit:
 
 
 _SearchKey = tuple[str, tuple[str, ...], str | None, tuple[float, ...]]
-#: the searches of the block `sharing_searches` runs, by what they asked: (limit, hits)
-_SHARED: ContextVar[dict[_SearchKey, tuple[int, list[VectorHit]]] | None] = ContextVar(
-    "memory_shared_searches", default=None
-)
+
+
+@dataclass
+class _Shared:
+    """The searches of one `sharing_searches` block, by what they asked: (limit, hits)."""
+
+    at_least: int
+    found: dict[_SearchKey, tuple[int, list[VectorHit]]]
+
+
+_SHARED: ContextVar[_Shared | None] = ContextVar("memory_shared_searches", default=None)
 
 
 @contextmanager
-def sharing_searches() -> Iterator[None]:
+def sharing_searches(at_least: int = 0) -> Iterator[None]:
     """Within the block, a search asked again (same user, kinds, session and vector) for no
-    more hits than the first is answered from the first one's hits. A turn's context asks
-    for the chats nearest the question twice, for the turn log's candidates and for the
-    recall of past sessions: one engine search instead of two. Nothing in the block may
-    write vectors it then expects to find."""
-    token = _SHARED.set({})
+    more hits than the first got is answered from the first one's hits; each search asks the
+    engine for `at_least` hits (the most any caller in the block will want), and returns
+    what its caller asked for. A turn's context asks for the chats nearest the question
+    twice, for the turn log's candidates and for the recall of past sessions: one engine
+    search instead of two. Nothing in the block may write vectors it then expects to find."""
+    token = _SHARED.set(_Shared(at_least, {}))
     try:
         yield
     finally:
@@ -109,9 +117,9 @@ class UserVectorIndex:
         metric, e.g. one a former version made, is left alone: the new one is built from
         PostgreSQL at the first start); a background flush after every `flush_every` written
         rows keeps searches off the slow unflushed scan. Every turn writes two rows (its
-        chat, its session's vector) and searches twice: on Milvus Lite such a turn cost the
-        server ~6 ms of CPU flushing every 64 rows, against 13-18 ms every 512 (growing with
-        the rows not flushed; a micro-run of 900 such turns of 200 users)."""
+        chat, its session's vector) and searches twice: over 6000 such turns of 200 users
+        (`bench/milvus_turn_cost.py`), Milvus Lite spent 9-14 ms of CPU per turn flushing
+        every 64 rows, 14-20 ms every 256, 38-44 ms every 1024."""
         safe = re.sub(r"\W", "_", prefix)
         name = f"{safe}_{SCHEMA.metric.lower()}"
         return cls(lambda dimension: MilvusVectorIndex(
@@ -186,14 +194,15 @@ class UserVectorIndex:
         """The user's `limit` nearest records of these kinds (optionally of one session)."""
         shared = _SHARED.get()
         key: _SearchKey = (user_id, tuple(kinds), session_id, tuple(vector))
-        if shared is not None and key in shared and shared[key][0] >= limit:
-            return shared[key][1][:limit]
+        if shared is not None and key in shared.found and shared.found[key][0] >= limit:
+            return shared.found[key][1][:limit]
+        asked = max(limit, shared.at_least) if shared is not None else limit
         where: Where = {"user_id": user_id, "kind": list(kinds)} if kinds else {"user_id": user_id}
         if session_id is not None:
             where = {**where, "session_id": session_id}
         with _engine_errors():
-            found = await self.engine.search(vector, limit, where, ["session_id"])
+            found = await self.engine.search(vector, asked, where, ["session_id"])
         hits = [VectorHit(m.id, str(m.fields["session_id"]), m.score) for m in found]
         if shared is not None:
-            shared[key] = (limit, hits)
-        return hits
+            shared.found[key] = (asked, hits)
+        return hits[:limit]

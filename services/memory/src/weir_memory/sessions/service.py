@@ -126,6 +126,11 @@ class SessionMemory:
         ]
         return RecallResult(Scenario.HISTORY, [render_session(s) for s in sessions[:limit]])
 
+    @property
+    def search_limit(self) -> int:
+        """How many chats a search of past sessions looks at."""
+        return self._search_limit
+
     async def topic(
         self, user_id: str, vector: Vector, current: str | None, max_sessions: int,
         min_similarity: float = 0.0,
