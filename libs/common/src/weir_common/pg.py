@@ -23,7 +23,4 @@ async def open_pool(dsn: str, *, full_reset: bool = False, **options: Any) -> as
     """An asyncpg pool over `dsn` (`options` as `asyncpg.create_pool` takes them)."""
     if not full_reset:
         options["reset"] = _keep_session
-    pool = await asyncpg.create_pool(dsn, **options)
-    if pool is None:  # only when the pool is not awaited
-        raise RuntimeError("asyncpg.create_pool returned no pool")
-    return pool
+    return await asyncpg.create_pool(dsn, **options)

@@ -84,6 +84,10 @@ class FusionSettings:
     turns_per_memory: int = 2
     rrf_k: int = HYBRID_RRF_K
 
+    def candidates(self, k: int) -> int:
+        """How many candidates each retriever returns when recall wants `k` entries."""
+        return k * self.candidates_per_result
+
 
 class LongTermMemory:
     """Profile, semantic/episodic memories and sessions of every user."""
@@ -148,13 +152,12 @@ class LongTermMemory:
                 searched=True,
             )
         vector = vector or await self._query_vector(query)
-        n = self.semantic.policy.recall_top_k * self._fusion.candidates_per_result
+        k = self.semantic.policy.recall_top_k
         # the log's candidates and the session recall: one search of the chats
-        with sharing_searches(at_least=max(n, self.sessions.search_limit)):
+        with sharing_searches(at_least=max(self._fusion.candidates(k), self.sessions.search_limit)):
             entries = await self.recall(
-                user_id, query, vector, self.semantic.policy.recall_top_k, touch=touch,
-                current=conversation_id,
-            )  # fmt: skip
+                user_id, query, vector, k, touch=touch, current=conversation_id
+            )
             recall = await self._sessions(user_id, conversation_id, query, vector, focus)
         summary = await self.sessions.summary(user_id, conversation_id) if conversation_id else None
         log.info("memory.recollected", user_id=user_id, entries=len(entries),
@@ -184,7 +187,7 @@ class LongTermMemory:
         """The best `k` of the user's memories (topic-sliced, seed 003) and logged turns of
         other conversations than `current`, fused; `touch` marks the memories shown as
         accessed."""
-        n = k * self._fusion.candidates_per_result
+        n = self._fusion.candidates(k)
         selection = await topics.select(
             query, self._query_vector,
             lambda v: self.semantic.recall(user_id, v, touch=False, top_k=n), vector, n,

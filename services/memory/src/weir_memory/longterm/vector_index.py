@@ -193,16 +193,29 @@ class UserVectorIndex:
     ) -> list[VectorHit]:
         """The user's `limit` nearest records of these kinds (optionally of one session)."""
         shared = _SHARED.get()
+        if shared is None:
+            return await self._search(user_id, kinds, vector, limit, session_id)
         key: _SearchKey = (user_id, tuple(kinds), session_id, tuple(vector))
-        if shared is not None and key in shared.found and shared.found[key][0] >= limit:
-            return shared.found[key][1][:limit]
-        asked = max(limit, shared.at_least) if shared is not None else limit
+        done = shared.found.get(key)
+        if done is None or done[0] < limit:
+            asked = max(limit, shared.at_least)
+            done = shared.found[key] = (
+                asked,
+                await self._search(user_id, kinds, vector, asked, session_id),
+            )
+        return done[1][:limit]
+
+    async def _search(
+        self,
+        user_id: str,
+        kinds: Sequence[Kind],
+        vector: Sequence[float],
+        limit: int,
+        session_id: str | None,
+    ) -> list[VectorHit]:
         where: Where = {"user_id": user_id, "kind": list(kinds)} if kinds else {"user_id": user_id}
         if session_id is not None:
             where = {**where, "session_id": session_id}
         with _engine_errors():
-            found = await self.engine.search(vector, asked, where, ["session_id"])
-        hits = [VectorHit(m.id, str(m.fields["session_id"]), m.score) for m in found]
-        if shared is not None:
-            shared.found[key] = (asked, hits)
-        return hits[:limit]
+            found = await self.engine.search(vector, limit, where, ["session_id"])
+        return [VectorHit(m.id, str(m.fields["session_id"]), m.score) for m in found]
