@@ -2,9 +2,10 @@
 
 Every turn, memory's vector index (`UserVectorIndex` over `MilvusVectorIndex`, the product's
 own code) searches the user's memories and chats near the question (two searches) and, in
-the background, writes the turn's chat vector and its session's vector (one upsert of two
-rows). Milvus scans rows not flushed yet (its growing segment) instead of its index, so the
-cost of a turn depends on how many written rows wait for a flush. This bench runs `--turns`
+the background, writes the turn's chat vector (earlier versions also wrote its session's
+vector, replaced on every turn and never searched). Milvus scans rows not flushed yet (its
+growing segment) instead of its index, so the cost of a turn depends on how many written
+rows wait for a flush. This bench runs `--turns`
 such turns of `--users` users, in three phases, on a fresh collection for each `flush_every`,
 and reads the Milvus server's CPU from /proc:
 
@@ -52,10 +53,7 @@ async def _turns(
         with sharing_searches():  # as the context path does
             await index.search(user, MEMORY_KINDS, query, 12)
             await index.search(user, ["chat"], query, 12)
-        await index.upsert([
-            VectorRecord(f"chat-{i}", user, "chat", _unit(rng), f"s-{user}"),
-            VectorRecord(f"session-{user}", user, "session", _unit(rng), f"s-{user}"),
-        ])  # fmt: skip
+        await index.upsert([VectorRecord(f"chat-{i}", user, "chat", _unit(rng), f"s-{user}")])
 
 
 async def measure(stack: Stack, flush_every: int, turns: int, users: int) -> dict[str, Any]:

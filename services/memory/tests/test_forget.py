@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.integration
 
-KINDS: tuple[Kind, ...] = ("semantic", "episodic", "chat", "session")
+KINDS: tuple[Kind, ...] = ("semantic", "episodic", "chat")
 WORDS = "My name is Zoe and I collect Byzantine astrolabes"
 
 

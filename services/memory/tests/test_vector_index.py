@@ -77,6 +77,22 @@ async def test_vectors_of_another_dimension_are_refused(index: UserVectorIndex) 
         await index.upsert([VectorRecord("a", "u1", "semantic", unit(1, 0, 0, 0))])
 
 
+async def test_memories_and_chats_are_kept_apart_and_found_together(
+    index: UserVectorIndex,
+) -> None:
+    await index.upsert([
+        VectorRecord("m", "u1", "semantic", unit(1, 1, 0)),
+        VectorRecord("c", "u1", "chat", unit(1, 0, 0), session_id="s1"),
+    ])  # fmt: skip
+    assert [m.id for m in await index.engine("semantic").query({"user_id": "u1"})] == ["m"]
+    assert [m.id for m in await index.engine("chat").query({"user_id": "u1"})] == ["c"]
+    both = await index.search("u1", ["semantic", "chat"], unit(1, 0, 0), 5)
+    assert [h.id for h in both] == ["c", "m"]  # nearest first across the shelves
+    assert [h.id for h in await index.search("u1", [], unit(1, 0, 0), 1)] == ["c"]
+    await index.delete("u1", ["m", "c"])
+    assert await index.search("u1", [], unit(1, 0, 0), 5) == []
+
+
 class _Unreachable(InMemoryVectorIndex):
     """An engine whose server is gone: every call fails as the Milvus adapter's do."""
 
@@ -86,15 +102,19 @@ class _Unreachable(InMemoryVectorIndex):
 
 @pytest.mark.unit
 async def test_engine_failures_are_transient_store_errors() -> None:
-    index = UserVectorIndex(_Unreachable)
+    index = UserVectorIndex(lambda d, _: _Unreachable(d, SCHEMA))
     with pytest.raises(VectorIndexError, match="connection refused") as failed:
         await index.open(3)
     assert isinstance(failed.value, StoreError)
     assert index.durable is None
 
 
-async def test_a_durable_index_is_named_by_prefix_and_dimension(index: UserVectorIndex) -> None:
-    assert index.durable is None or index.durable.endswith("_3")
+async def test_a_durable_index_is_named_by_prefix_dimension_and_shelf(
+    index: UserVectorIndex,
+) -> None:
+    names = index.durable.split("+") if index.durable else []
+    assert all(n.startswith("idx_") for n in names)
+    assert [n.rsplit("_", 2)[1:] for n in names] in ([], [["3", "memories"], ["3", "chats"]])
 
 
 class _CountingIndex(InMemoryVectorIndex):
@@ -109,7 +129,7 @@ class _CountingIndex(InMemoryVectorIndex):
 
 @pytest.mark.unit
 async def test_a_search_asked_again_in_a_sharing_block_reaches_the_engine_once() -> None:
-    made = UserVectorIndex(lambda d: _CountingIndex(d, SCHEMA))
+    made = UserVectorIndex(lambda d, _: _CountingIndex(d, SCHEMA))
     await made.open(3)
     await made.upsert([VectorRecord(i, "u1", "chat", unit(1, n, 0), session_id="s1")
                        for n, i in enumerate("abcd")])  # fmt: skip

@@ -13,7 +13,7 @@ from weir_memory.flash import Flash
 from weir_memory.longterm.models import Analysis, Category
 from weir_memory.longterm.tf_embedder import TermFrequencyEmbedder
 from weir_memory.longterm.vector_upkeep import FallbackReembedError
-from weir_memory.sessions.service import chat_key, session_key
+from weir_memory.sessions.service import chat_key
 from weir_memory.settings import MemorySettings
 from weir_memory.wiring import LongTermWiring
 
@@ -164,7 +164,7 @@ async def test_a_database_of_the_earlier_version_is_migrated_and_re_embedded(
     assert "new_items" not in {c["column_name"] for c in columns}
 
 
-async def test_in_process_vectors_of_chats_and_sessions_are_reloaded_after_a_restart(
+async def test_in_process_vectors_of_chats_are_reloaded_after_a_restart(
     fresh_settings: MemorySettings, user: str, wall: WallClock
 ) -> None:
     settings = fresh_settings.model_copy(update={"vector_backend": "memory"})
@@ -181,8 +181,6 @@ async def test_in_process_vectors_of_chats_and_sessions_are_reloaded_after_a_res
         assert (found.focus, len(found.sources)) == ("trip", 2)
         chats = await again.index.search(user, ["chat"], vector, 5)
         assert {h.id for h in chats} == {chat_key(user, f"trip-{q[:12]}") for q, _ in TRIP}
-        sessions = await again.index.search(user, ["session"], vector, 5)
-        assert [h.id for h in sessions] == [session_key(user, "trip")]
     finally:
         await again.close()
 

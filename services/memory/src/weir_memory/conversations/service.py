@@ -12,7 +12,7 @@ from weir_common.events import TurnCompleted
 from ..flash import Flash
 from ..log.index import LexicalLog
 from ..longterm.vector_index import UserVectorIndex
-from ..sessions.service import chat_key, session_key
+from ..sessions.service import chat_key
 from .repository import Conversation, ConversationStore, StoredTurn, decode_cursor, encode_cursor
 from .title import first_words, make_title
 
@@ -66,12 +66,12 @@ class Conversations:
 
     async def delete(self, user_id: str, conversation_id: str, at: datetime) -> bool:
         """Delete the conversation and what memory keeps of it (its turns, chats, session and
-        their vectors); idempotent. True when it existed."""
+        the chats' vectors); idempotent. True when it existed."""
         if self._lexical is not None:
             await self._lexical.forget_conversation(user_id, conversation_id)
         existed, runs = await self.store.delete(user_id, conversation_id, at)
         keys = [chat_key(user_id, r) for r in runs]
-        await self._index.delete(user_id, [*keys, session_key(user_id, conversation_id)])
+        await self._index.delete(user_id, keys)
         log.info("conversation.deleted", user_id=user_id, conversation_id=conversation_id,
                  existed=existed, chats=len(runs))  # fmt: skip
         return existed

@@ -3,9 +3,12 @@
 
 Every record belongs to one user and every search names that user: isolation is part of the
 interface, not a filter a caller might forget. `kind` separates semantic and episodic
-memories, chats and session summaries (seed 001) in one index. The index is opened for one
-dimension, and its Milvus collection is named after it (``<prefix>_<dimension>``), so
-vectors of another embedder never meet; a vector of another size is refused, loudly.
+memories and chats (seed 001). Memories and chats are kept on two shelves, each its own
+engine index: a Milvus Lite search costs time for every row of its collection, whatever the
+filter keeps, and the chats (one per turn) soon outnumber the memories that every turn and
+every store search. The index is opened for one dimension, and its Milvus collections are
+named after it (``<prefix>_<dimension>_<shelf>``), so vectors of another embedder never
+meet; a vector of another size is refused, loudly.
 """
 
 from __future__ import annotations
@@ -24,8 +27,12 @@ from weir_common.search.vectors import VectorField, VectorRow, VectorSchema, Whe
 
 from ..repository import StoreError
 
-Kind = Literal["semantic", "episodic", "chat", "session"]
+Kind = Literal["semantic", "episodic", "chat"]
 MEMORY_KINDS: tuple[Kind, ...] = ("semantic", "episodic")
+#: The shelves and the kinds each keeps. A Milvus Lite search of a user's 100 rows took
+#: 4.7 ms among 1,000 rows of others, 16.6 ms among 10,000 and 51 ms among 30,000.
+SHELVES: dict[str, tuple[Kind, ...]] = {"memories": MEMORY_KINDS, "chats": ("chat",)}
+_SHELF_OF: dict[Kind, str] = {kind: shelf for shelf, kinds in SHELVES.items() for kind in kinds}
 #: The rows of memory's collections (the field names of collections made before this).
 #: IP over unit vectors: cosine scores, and the exact (FLAT) search of a user's rows ~40%
 #: faster on Milvus Lite than with COSINE (issue 16's store-latency growth)
@@ -98,90 +105,102 @@ def _engine_errors() -> Iterator[None]:
 
 
 class UserVectorIndex:
-    """Users' vector records on an engine index made, at `open`, by `make(dimension)`."""
+    """Users' vector records on engine indexes made, at `open`, by `make(dimension, shelf)`."""
 
-    def __init__(self, make: Callable[[int], vectors.VectorIndex]) -> None:
+    def __init__(self, make: Callable[[int, str], vectors.VectorIndex]) -> None:
         self._make = make
-        self._engine: vectors.VectorIndex | None = None
+        self._engines: dict[str, vectors.VectorIndex] = {}
 
     @classmethod
     def in_process(cls) -> UserVectorIndex:
         """Vectors in this process: the zero-setup index (rebuilt from PostgreSQL at start)."""
-        return cls(lambda dimension: InMemoryVectorIndex(dimension, SCHEMA))
+        return cls(lambda dimension, _: InMemoryVectorIndex(dimension, SCHEMA))
 
     @classmethod
     def milvus(
         cls, uri: str, prefix: str = "weir_memory", flush_every: int = 64
     ) -> UserVectorIndex:
-        """Milvus at `uri`, one collection per metric and dimension (a collection of another
-        metric, e.g. one a former version made, is left alone: the new one is built from
-        PostgreSQL at the first start); a background flush after every `flush_every` written
-        rows keeps searches off the slow unflushed scan. Every turn writes two rows (its
-        chat, its session's vector) and searches twice: over 6000 such turns of 200 users
-        (`bench/milvus_turn_cost.py`), Milvus Lite spent 9-14 ms of CPU per turn flushing
-        every 64 rows, 14-20 ms every 256, 38-44 ms every 1024."""
+        """Milvus at `uri`, one collection per metric, dimension and shelf (a collection of
+        another metric or layout, e.g. one a former version made, is left alone: the new
+        ones are built from PostgreSQL at the first start); a background flush after every
+        `flush_every` written rows keeps searches off the slow unflushed scan. Over 6000
+        turns of 200 users (`bench/milvus_turn_cost.py`: each turn searches twice and writes
+        its chat), Milvus Lite spent 9-14 ms of CPU per turn flushing every 64 rows, 14-20
+        ms every 256, 38-44 ms every 1024."""
         safe = re.sub(r"\W", "_", prefix)
         name = f"{safe}_{SCHEMA.metric.lower()}"
-        return cls(lambda dimension: MilvusVectorIndex(
-            uri, f"{name}_{dimension}", dimension, SCHEMA, timeout_s=10.0, flush_every=flush_every
+        return cls(lambda dimension, shelf: MilvusVectorIndex(
+            uri, f"{name}_{dimension}_{shelf}", dimension, SCHEMA, timeout_s=10.0,
+            flush_every=flush_every,
         ))  # fmt: skip
 
-    @property
-    def engine(self) -> vectors.VectorIndex:
-        """The open engine index."""
-        if self._engine is None:
+    def engine(self, kind: Kind) -> vectors.VectorIndex:
+        """The open engine index of the shelf that keeps `kind`."""
+        if not self._engines:
             raise RuntimeError("UserVectorIndex used before open()")
-        return self._engine
+        return self._engines[_SHELF_OF[kind]]
 
     @property
     def durable(self) -> str | None:
-        """The engine collection's name when it outlives this process, else None."""
-        engine = self._engine
-        return engine.collection if isinstance(engine, MilvusVectorIndex) else None
+        """The engine collections' names when they outlive this process, else None."""
+        names = [e.collection for e in self._engines.values() if isinstance(e, MilvusVectorIndex)]
+        return "+".join(names) if names else None
 
     async def open(self, dimension: int) -> None:
-        """Connect; create the collection for this dimension, or load the existing one."""
-        engine = self._make(dimension)
+        """Connect; create each shelf's collection for this dimension, or load it."""
+        engines = {shelf: self._make(dimension, shelf) for shelf in SHELVES}
         with _engine_errors():
-            await engine.open()
-        self._engine = engine
+            for engine in engines.values():
+                await engine.open()
+        self._engines = engines
 
     async def close(self) -> None:
         """Release connections (after a flush in flight)."""
-        engine, self._engine = self._engine, None
-        if engine is not None:
-            with _engine_errors():
+        engines, self._engines = self._engines, {}
+        with _engine_errors():
+            for engine in engines.values():
                 await engine.close()
 
     async def reset(self) -> None:
         """Delete every record of every user (before a rebuild from PostgreSQL)."""
         with _engine_errors():
-            await self.engine.reset()
+            for engine in self._open():
+                await engine.reset()
 
     async def flush(self) -> None:
         """Seal what was written, so searches use the index instead of a scan."""
         with _engine_errors():
-            await self.engine.flush()
+            for engine in self._open():
+                await engine.flush()
 
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
         """Insert or replace records by id."""
-        rows = [
-            VectorRow(r.id, r.vector, {"user_id": r.user_id, "kind": r.kind,
-                                       "session_id": r.session_id})
-            for r in records
-        ]  # fmt: skip
+        self._open()
+        by_shelf: dict[str, list[VectorRow]] = {}
+        for r in records:
+            row = VectorRow(r.id, r.vector, {"user_id": r.user_id, "kind": r.kind,
+                                             "session_id": r.session_id})  # fmt: skip
+            by_shelf.setdefault(_SHELF_OF[r.kind], []).append(row)
         with _engine_errors():
-            await self.engine.upsert(rows)
+            for shelf, rows in by_shelf.items():
+                await self._engines[shelf].upsert(rows)
 
     async def delete(self, user_id: str, ids: Sequence[str]) -> None:
         """Delete these records of this user (unknown ids, others' ids are ignored)."""
         with _engine_errors():
-            await self.engine.delete({"user_id": user_id}, ids)
+            for engine in self._open():
+                await engine.delete({"user_id": user_id}, ids)
 
     async def delete_user(self, user_id: str) -> None:
         """Delete every record of a user."""
         with _engine_errors():
-            await self.engine.delete({"user_id": user_id})
+            for engine in self._open():
+                await engine.delete({"user_id": user_id})
+
+    def _open(self) -> list[vectors.VectorIndex]:
+        if not self._engines:
+            raise RuntimeError("UserVectorIndex used before open()")
+        return list(self._engines.values())
 
     async def search(
         self,
@@ -213,9 +232,16 @@ class UserVectorIndex:
         limit: int,
         session_id: str | None,
     ) -> list[VectorHit]:
-        where: Where = {"user_id": user_id, "kind": list(kinds)} if kinds else {"user_id": user_id}
-        if session_id is not None:
-            where = {**where, "session_id": session_id}
-        with _engine_errors():
-            found = await self.engine.search(vector, limit, where, ["session_id"])
-        return [VectorHit(m.id, str(m.fields["session_id"]), m.score) for m in found]
+        """Each shelf keeping one of `kinds` (none: every kind) searched, the hits merged
+        nearest first."""
+        self._open()
+        kinds = kinds or list(_SHELF_OF)
+        hits: list[VectorHit] = []
+        for shelf in dict.fromkeys(_SHELF_OF[k] for k in kinds):
+            where: Where = {"user_id": user_id, "kind": [k for k in kinds if _SHELF_OF[k] == shelf]}
+            if session_id is not None:
+                where = {**where, "session_id": session_id}
+            with _engine_errors():
+                found = await self._engines[shelf].search(vector, limit, where, ["session_id"])
+            hits += [VectorHit(m.id, str(m.fields["session_id"]), m.score) for m in found]
+        return sorted(hits, key=lambda h: -h.cosine)[:limit]

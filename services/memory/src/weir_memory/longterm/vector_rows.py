@@ -12,10 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from weir_common.embeddings import normalize
-
 from ..db import Database
-from ..sessions.service import chat_key, session_key
+from ..sessions.service import chat_key
 from .vector_index import Kind, VectorRecord
 
 SessionKey = tuple[str, str]  # (user id, conversation id)
@@ -204,15 +202,8 @@ def _chat(row: Any) -> VectorRecord:
                         conversation)  # fmt: skip
 
 
-def _session(row: Any) -> VectorRecord:
-    user, conversation = row["user_id"], row["conversation_id"]
-    return VectorRecord(session_key(user, conversation), user, "session",
-                        normalize(row["vector"]), conversation)  # fmt: skip
-
-
 # table, its other columns, its vector column, the id before the first, the record of a row
 _SOURCES: tuple[tuple[str, str, str, object, Callable[[Any], VectorRecord]], ...] = (
     ("memory_items", "user_id, layer, conversation_id", "embedding", "", _item),
     ("memory_chats", "user_id, run_id, conversation_id", "embedding", 0, _chat),
-    ("memory_sessions", "user_id, conversation_id", "embedding_sum", 0, _session),
 )

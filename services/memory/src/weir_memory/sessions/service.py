@@ -1,8 +1,10 @@
 """Session memory (seed 001, F35): every chat and a rolling summary per session, with vectors,
 and the four recall scenarios over them.
 
-A session's vector is the normalised sum of its chats' vectors: a rolling embedding that
-costs no model call. Chats and sessions are indexed per user like every memory.
+A session's vector is the sum of its chats' vectors (seed 001's `sessions.summary_embedding`),
+a rolling embedding that costs no model call, kept in PostgreSQL. Chats are indexed per user
+like every memory; a session is found through its chats (seed 001: chats searched, grouped
+by session), so its vector is not indexed.
 """
 
 from __future__ import annotations
@@ -38,20 +40,9 @@ def chat_key(user_id: str, run_id: str) -> str:
     return f"c:{_owner(user_id)}:{run_id}"
 
 
-def session_key(user_id: str, conversation_id: str) -> str:
-    """A session's vector id."""
-    return f"s:{_owner(user_id)}:{conversation_id}"
-
-
 def run_of(key: str) -> str:
     """The run id inside a chat's vector id."""
     return key.split(":", 2)[2]
-
-
-def _unit(vec: list[float]) -> Vector:
-    arr = np.asarray(vec, dtype=np.float64)
-    norm = float(np.linalg.norm(arr)) or 1.0
-    return [float(x) for x in arr / norm]
 
 
 def _group(hits: Sequence[VectorHit], max_sessions: int) -> OrderedDict[str, list[str]]:
@@ -81,7 +72,7 @@ class SessionMemory:
     async def record(
         self, user_id: str, conversation_id: str, turn: Turn, at: datetime, vector: Vector
     ) -> None:
-        """Store a chat, roll its session's summary and vector forward, index both."""
+        """Store a chat, roll its session's summary and vector forward, index the chat."""
         summary = chat_summary(turn.user, turn.assistant)
         chat = Chat(0, turn.run_id, conversation_id, turn.user, turn.assistant, summary, at)
         if not await self.store.add_chat(user_id, chat):
@@ -104,17 +95,9 @@ class SessionMemory:
             updated_at=at,
         )
         await self.store.save(session)
-        chat_vector = VectorRecord(
-            chat_key(user_id, turn.run_id), user_id, "chat", vector, conversation_id
+        await self._index.upsert(
+            [VectorRecord(chat_key(user_id, turn.run_id), user_id, "chat", vector, conversation_id)]
         )
-        session_vector = VectorRecord(
-            session_key(user_id, conversation_id),
-            user_id,
-            "session",
-            _unit(session.embedding_sum),
-            conversation_id,
-        )
-        await self._index.upsert([chat_vector, session_vector])
         # the chat's vector in PostgreSQL marks it indexed (seed 001's chats.summary_embedding):
         # the index can be rebuilt, or a chat indexing missed be found, without the model
         await self.store.keep_chat_vectors([(user_id, turn.run_id, vector)])
