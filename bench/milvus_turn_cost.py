@@ -91,7 +91,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "turns": args.turns,
         "users": args.users,
-        "per_turn": "2 searches (memories, chats; limit 12) + 1 upsert of 2 rows",
+        "per_turn": "2 searches (memories, chats; limit 12) + 1 upsert of the chat's row",
+        "shelves": "memories and chats in two collections (before: one, with sessions' rows)",
         "runs": runs,
         "engine": {"milvus": "Milvus Lite server", "index": "FLAT", "metric": "IP"},
     }

@@ -284,25 +284,31 @@ async def test_the_automatic_fallback_never_re_embeds_a_store_the_model_filled(
     assert await embedders(fresh_settings.database_url) == made_by  # nothing was rewritten
 
 
-async def test_an_upgrade_to_the_ip_collection_builds_it_from_postgresql(
+async def test_an_upgrade_to_the_shelved_collections_builds_them_from_postgresql(
     fresh_settings: MemorySettings, user: str, wall: WallClock
 ) -> None:
-    """A database of a version whose collection was `<prefix>_<dim>` (COSINE): the first
-    start builds `<prefix>_ip_<dim>` from the stored vectors; nothing is re-embedded."""
+    """A database of a version that kept every vector in one collection, `<prefix>_ip_<dim>`
+    (or `<prefix>_<dim>`, COSINE, before that): the first start builds the shelves'
+    collections `<prefix>_ip_<dim>_memories` and `…_chats` from the stored vectors; nothing
+    is re-embedded."""
     first = LongTermWiring(fresh_settings, Flash(None), wall)
     await converse(await first.open(), user, "trip", TRIP, wall)
-    collection = first.index.durable
+    durable = first.index.durable
     await first.close()
-    assert collection is not None
-    assert "_ip_" in collection
-    old = collection.replace("_ip_", "_")
+    assert durable is not None
+    shelves = durable.split("+")
+    assert [n.rsplit("_", 1)[1] for n in shelves] == ["memories", "chats"]
+    old = shelves[0].rsplit("_", 1)[0]
+    assert "_ip_" in old
     conn = await asyncpg.connect(fresh_settings.database_url)
-    try:  # what the former version left: its collection marked built, no IP collection
+    try:  # what the former version left: its collection marked built, no shelves
         await conn.execute("UPDATE memory_vector_indexes SET name = $1", old)
     finally:
         await conn.close()
     from pymilvus import MilvusClient  # noqa: PLC0415 - ~3 s import
 
-    MilvusClient(uri=fresh_settings.milvus_uri).drop_collection(collection)
+    client = MilvusClient(uri=fresh_settings.milvus_uri)
+    for name in shelves:
+        client.drop_collection(name)
 
     await assert_trip_found(fresh_settings, wall, user, f"trip-{TRIP[0][0][:12]}")

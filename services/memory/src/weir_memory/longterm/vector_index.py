@@ -125,8 +125,9 @@ class UserVectorIndex:
         ones are built from PostgreSQL at the first start); a background flush after every
         `flush_every` written rows keeps searches off the slow unflushed scan. Over 6000
         turns of 200 users (`bench/milvus_turn_cost.py`: each turn searches twice and writes
-        its chat), Milvus Lite spent 9-14 ms of CPU per turn flushing every 64 rows, 14-20
-        ms every 256, 38-44 ms every 1024."""
+        its chat), Milvus Lite spent 5.6-8.0 ms of CPU per turn flushing every 64 rows,
+        7.8-13.8 ms every 256, 27-29 ms every 1024 (one collection with sessions' rows too:
+        8.3-14.8 ms every 64)."""
         safe = re.sub(r"\W", "_", prefix)
         name = f"{safe}_{SCHEMA.metric.lower()}"
         return cls(lambda dimension, shelf: MilvusVectorIndex(
