@@ -128,7 +128,7 @@ class MemorySettings(WeirSettings):
     recall_rrf_k: int = Field(
         default=HYBRID_RRF_K, ge=1, description="RRF constant of recall (the knowledge service's)."
     )
-    # memories at half weight, BM25 at 1.5: a memory's vector is (offline, always) its
+    # memories at half weight, BM25 at 1.5: offline, a memory's text and vector are its
     # message's, so the memories' list and the turns by meaning repeat one signal; on the
     # LoCoMo dev conversations recall@3 rose in each of the five (0.469 → 0.502 overall)
     recall_weight_memories: float = Field(default=0.5, ge=0, description="RRF weight.")
