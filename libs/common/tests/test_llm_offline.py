@@ -71,6 +71,21 @@ def test_memory_facts_and_earlier_turns() -> None:
     assert "ramen" not in answer
 
 
+def test_an_earlier_asking_of_the_same_question_does_not_hide_the_memory() -> None:
+    question = "do you remember anything about my pet Tofu?"
+    req = OfflineRequest(
+        question=question,
+        memory_facts=[
+            f"2026-12-05: {question} → No language model is configured…",
+            "[preference] hello there, my cat Tofu just turned three (2026-12-05)",
+            f"#12 (2026-12-05, 1 chats) {question.upper()}",
+        ],
+    )
+    answer = offline_answer(req)
+    assert "my cat Tofu just turned three" in answer
+    assert answer.count(question) == 1  # only where the reply repeats the question
+
+
 def test_meta_question_recalls_recent_turns() -> None:
     req = OfflineRequest(
         question="What did I tell you earlier?", history=[("My dog is called Rex.", "Nice name!")]

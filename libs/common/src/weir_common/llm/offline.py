@@ -33,6 +33,7 @@ _MAX_PASSAGES = 3
 _MAX_FACTS = 3
 _MAX_TURNS = 2
 _MAX_TOOL_CHARS = 1500
+_MIN_ECHO_CHARS = 12  # a shorter question ("why?") may well appear inside a real memory
 
 
 class EvidencePassage(BaseModel):
@@ -116,6 +117,15 @@ def _citation(p: EvidencePassage) -> str:
     return f"[{p.source}, {p.locator}]" if p.locator else f"[{p.source}]"
 
 
+def _not_asked_again(question: str, facts: list[str]) -> list[str]:
+    """The facts that are not this same question asked before. An earlier asking repeats
+    every word of the question, so it would outrank, and hide, the memory that answers it."""
+    asked = " ".join(question.casefold().split())
+    if len(asked) < _MIN_ECHO_CHARS:
+        return facts
+    return [f for f in facts if asked not in " ".join(f.casefold().split())]
+
+
 def _relevant_turns(req: OfflineRequest) -> list[tuple[str, str]]:
     users = [u for u, _ in req.history]
     picked = rank(req.question, users, _MAX_TURNS)
@@ -148,10 +158,11 @@ def offline_answer(req: OfflineRequest) -> str:
             lines.append(f"{n}. {quote} {_citation(p)}")
         parts.append("\n".join(lines))
 
-    facts = rank(req.question, req.memory_facts, _MAX_FACTS)
+    kept = _not_asked_again(req.question, req.memory_facts)
+    facts = rank(req.question, kept, _MAX_FACTS)
     if facts:
         found = True
-        parts.append("\n".join([t["facts"], *(f"- {req.memory_facts[i]}" for i in facts)]))
+        parts.append("\n".join([t["facts"], *(f"- {kept[i]}" for i in facts)]))
 
     for user, assistant in _relevant_turns(req):
         found = True
