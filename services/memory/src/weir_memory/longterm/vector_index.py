@@ -137,8 +137,7 @@ class UserVectorIndex:
 
     def engine(self, kind: Kind) -> vectors.VectorIndex:
         """The open engine index of the shelf that keeps `kind`."""
-        self._opened()
-        return self._engines[_SHELF_OF[kind]]
+        return self._opened()[_SHELF_OF[kind]]
 
     @property
     def durable(self) -> str | None:
@@ -164,18 +163,18 @@ class UserVectorIndex:
     async def reset(self) -> None:
         """Delete every record of every user (before a rebuild from PostgreSQL)."""
         with _engine_errors():
-            for engine in self._opened():
+            for engine in self._opened().values():
                 await engine.reset()
 
     async def flush(self) -> None:
         """Seal what was written, so searches use the index instead of a scan."""
         with _engine_errors():
-            for engine in self._opened():
+            for engine in self._opened().values():
                 await engine.flush()
 
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
         """Insert or replace records by id."""
-        self._opened()
+        engines = self._opened()
         by_shelf: dict[str, list[VectorRow]] = {}
         for r in records:
             row = VectorRow(r.id, r.vector, {"user_id": r.user_id, "kind": r.kind,
@@ -183,24 +182,24 @@ class UserVectorIndex:
             by_shelf.setdefault(_SHELF_OF[r.kind], []).append(row)
         with _engine_errors():
             for shelf, rows in by_shelf.items():
-                await self._engines[shelf].upsert(rows)
+                await engines[shelf].upsert(rows)
 
     async def delete(self, user_id: str, ids: Sequence[str]) -> None:
         """Delete these records of this user (unknown ids, others' ids are ignored)."""
         with _engine_errors():
-            for engine in self._opened():
+            for engine in self._opened().values():
                 await engine.delete({"user_id": user_id}, ids)
 
     async def delete_user(self, user_id: str) -> None:
         """Delete every record of a user."""
         with _engine_errors():
-            for engine in self._opened():
+            for engine in self._opened().values():
                 await engine.delete({"user_id": user_id})
 
-    def _opened(self) -> list[vectors.VectorIndex]:
+    def _opened(self) -> dict[str, vectors.VectorIndex]:
         if not self._engines:
             raise RuntimeError("UserVectorIndex used before open()")
-        return list(self._engines.values())
+        return self._engines
 
     async def search(
         self,
@@ -234,7 +233,7 @@ class UserVectorIndex:
     ) -> list[VectorHit]:
         """Each shelf keeping one of `kinds` (none: every kind) searched, the hits merged
         nearest first."""
-        self._opened()
+        engines = self._opened()
         kinds = kinds or list(_SHELF_OF)
         hits: list[VectorHit] = []
         for shelf in dict.fromkeys(_SHELF_OF[k] for k in kinds):
@@ -242,6 +241,6 @@ class UserVectorIndex:
             if session_id is not None:
                 where = {**where, "session_id": session_id}
             with _engine_errors():
-                found = await self._engines[shelf].search(vector, limit, where, ["session_id"])
+                found = await engines[shelf].search(vector, limit, where, ["session_id"])
             hits += [VectorHit(m.id, str(m.fields["session_id"]), m.score) for m in found]
         return sorted(hits, key=lambda h: -h.cosine)[:limit]
