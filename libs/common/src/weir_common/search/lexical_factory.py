@@ -8,7 +8,6 @@ from typing import Literal
 
 import structlog
 
-from weir_common.search.elastic import ElasticLexicalIndex
 from weir_common.search.lexical import LexicalIndex
 from weir_common.search.tantivy_index import TantivyLexicalIndex
 
@@ -28,6 +27,9 @@ def make_lexical(
         if not es_url:
             raise ValueError("the elasticsearch lexical backend needs ES_URL")
         log.info("lexical.selected", engine="elasticsearch", url=es_url, prefix=es_prefix)
+        # imported only when chosen: the client costs ~1 s of CPU at every service start
+        from weir_common.search.elastic import ElasticLexicalIndex  # noqa: PLC0415
+
         return ElasticLexicalIndex(es_url, prefix=es_prefix)
     log.info("lexical.selected", engine="tantivy", root=str(tantivy_root))
     return TantivyLexicalIndex(tantivy_root)
