@@ -62,6 +62,27 @@ def test_turns_missing_from_the_log_are_left_out() -> None:
     assert [e.turns[0].run_id for e in entries] == ["r3"]
 
 
+def test_an_earlier_asking_ranks_below_the_statement_that_answers_it() -> None:
+    chats = {
+        "ask": chat("ask", "Which city did Mia move to?"),
+        "tell": chat("tell", "btw my sister Mia just moved to Lisbon for work"),
+    }
+    # the earlier question is nearer by meaning and by words; the statement comes second
+    rankings = [(["ask", "tell"], 1.0), (["ask", "tell"], 1.5)]
+    plain = fuse([], rankings, chats, 2)
+    weighted = fuse([], rankings, chats, 2, question_weight=0.6)
+    assert plain[0].turns[0].run_id == "ask"
+    assert weighted[0].turns[0].run_id == "tell"
+    assert weighted[0].score == plain[1].score, "a statement keeps its fused score"
+
+
+def test_a_question_that_a_memory_came_from_counts_whole_for_the_memory() -> None:
+    chats = {"ask": chat("ask", "Do you know I love hiking?"), "r3": CHATS["r3"]}
+    hiking = memory("likes hiking", ["ask"])
+    entries = fuse([hiking], [(["ask", "r3"], 1.0)], chats, 2, question_weight=0.1)
+    assert [e.memory is not None for e in entries] == [True, False]
+
+
 def test_render_shows_facts_with_their_supporting_turns_and_dates() -> None:
     hiking = memory("likes hiking", ["r1"])
     lines = render(fuse([hiking], [(["r1", "r2"], 1.0)], CHATS, 2), chinese=False)

@@ -185,6 +185,7 @@ class LongTermWiring:
                 s.recall_weight_memories,
                 s.recall_turns_per_memory,
                 s.recall_rrf_k,
+                s.recall_question_weight,
             ),
         )
         log.info("memory.long_term.opened", embedder=tag, floor=similarity.floor,

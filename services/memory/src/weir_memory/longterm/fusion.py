@@ -5,6 +5,10 @@ the memories ranked by seed 000's score (similarity and importance, decayed) and
 log's rankings. Deduplicated by provenance: a turn a memory came from counts for that memory
 (their ranks add up) and is shown under it as a supporting turn with its date, instead of a
 second entry.
+
+A turn that asks something counts `question_weight` of one that tells: asked again in other
+words, an earlier question is nearer the new one than the statement that answers it, and
+on the LoCoMo dev conversations evidence turns ask half as often as turns do (12% to 26%).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from weir_common.search.fusion import RRF_K, rrf
 
 from ..log.store import LoggedChat
 from .models import CATEGORY_LABELS, Recalled
+from .text import is_question, sentences
 
 TURN_CHARS = 300
 
@@ -44,8 +49,10 @@ def fuse(
     memory_weight: float = 1.0,
     turns_per_memory: int = 2,
     rrf_k: int = RRF_K,
+    question_weight: float = 1.0,
 ) -> list[Entry]:
-    """The best `k` entries of memories and turns fused."""
+    """The best `k` entries of memories and turns fused; a turn of the log that asks counts
+    `question_weight` of its fused score."""
     cited: dict[str, str] = {}
     for m in memories:  # best memory first: a turn behind two memories counts for the better
         for run in m.item.source_runs:
@@ -62,8 +69,15 @@ def fuse(
     for runs, _ in turn_rankings:
         for rank, run in enumerate(runs):
             best_rank[run] = min(rank, best_rank.get(run, rank))
+
+    def weighed(item: Recalled | str, score: float) -> float:
+        asking = isinstance(item, str) and item not in cited and asks(chats[item].user_input)
+        return score * question_weight if asking else score
+
+    fused = [(item, weighed(item, score)) for item, score in rrf(rankings, key, rrf_k)]
+    fused.sort(key=lambda pair: pair[1], reverse=True)  # stable: ties keep RRF's order
     entries = []
-    for item, score in rrf(rankings, key, rrf_k)[:k]:
+    for item, score in fused[:k]:
         if isinstance(item, str) and item not in cited:
             entries.append(Entry(score, None, [chats[item]]))
             continue
@@ -73,6 +87,11 @@ def fuse(
                          and r in best_rank), key=lambda r: best_rank[r])  # fmt: skip
         entries.append(Entry(score, memory, [chats[r] for r in behind[:turns_per_memory]]))
     return entries
+
+
+def asks(text: str) -> bool:
+    """True when a sentence of the turn is a question."""
+    return any(is_question(s) for s in sentences(text))
 
 
 def _clip(text: str, limit: int = TURN_CHARS) -> str:

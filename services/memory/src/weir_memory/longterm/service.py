@@ -83,6 +83,7 @@ class FusionSettings:
     memory_weight: float = 1.0
     turns_per_memory: int = 2
     rrf_k: int = HYBRID_RRF_K
+    question_weight: float = 1.0  # of a turn that asks, against one that tells
 
     def candidates(self, k: int) -> int:
         """How many candidates each retriever returns when recall wants `k` entries."""
@@ -202,6 +203,7 @@ class LongTermMemory:
                 selection.memories, found.rankings, found.chats, k,
                 memory_weight=self._fusion.memory_weight,
                 turns_per_memory=self._fusion.turns_per_memory, rrf_k=self._fusion.rrf_k,
+                question_weight=self._fusion.question_weight,
             )  # fmt: skip
         shown = [e.memory.item.id for e in entries if e.memory is not None]
         if touch and shown:  # what is injected was accessed, not every candidate
