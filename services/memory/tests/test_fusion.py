@@ -70,10 +70,21 @@ def test_an_earlier_asking_ranks_below_the_statement_that_answers_it() -> None:
     # the earlier question is nearer by meaning and by words; the statement comes second
     rankings = [(["ask", "tell"], 1.0), (["ask", "tell"], 1.5)]
     plain = fuse([], rankings, chats, 2)
-    weighted = fuse([], rankings, chats, 2, question_weight=0.6)
+    weighted = fuse([], rankings, chats, 2, question_weight=0.5)
     assert plain[0].turns[0].run_id == "ask"
     assert weighted[0].turns[0].run_id == "tell"
     assert weighted[0].score == plain[1].score, "a statement keeps its fused score"
+
+
+def test_a_remark_with_a_question_after_it_outranks_a_bare_question() -> None:
+    chats = {
+        "ask": chat("ask", "Where did my sister move to?"),
+        "tell": chat("tell", "btw my sister Mia just moved to Lisbon. What is a good pasta?"),
+    }
+    entries = fuse([], [(["ask", "tell"], 1.0)], chats, 2, question_weight=0.5)
+    assert [e.turns[0].run_id for e in entries] == ["tell", "ask"]
+    assert entries[0].score == pytest.approx(0.5**0.5 / (60 + 2))
+    assert entries[1].score == pytest.approx(0.5 / (60 + 1))
 
 
 def test_a_question_that_a_memory_came_from_counts_whole_for_the_memory() -> None:
@@ -90,3 +101,13 @@ def test_render_shows_facts_with_their_supporting_turns_and_dates() -> None:
         "[preference] likes hiking (2023-05-08)\n  > 2023-05-08: I love hiking in the Alps",
         "2023-05-08: My sister adopted a cat called Biscuit",
     ]
+
+
+def test_a_turn_that_repeats_a_better_ones_words_is_left_out() -> None:
+    chats = {
+        "first": chat("first", "Which city did my sister Mia move to?"),
+        "again": chat("again", "which city did my  sister Mia move to"),
+        "tell": chat("tell", "btw my sister Mia just moved to Lisbon for work"),
+    }
+    entries = fuse([], [(["again", "first", "tell"], 1.0)], chats, 2)
+    assert [e.turns[0].run_id for e in entries] == ["again", "tell"]

@@ -137,11 +137,15 @@ class MemorySettings(WeirSettings):
     recall_weight_time: float = Field(
         default=1.0, ge=0, description="RRF weight of turns in a time the question names."
     )
-    # a turn that asks gets 0.6 of its fused score: an earlier asking of the same question
-    # otherwise outranks the statement that answers it (seen in `make run`); on the LoCoMo
-    # dev conversations recall@10 rose in each of the five (0.666 → 0.677 overall)
+    # a turn keeps 0.5 ** (the share of its sentences that ask) of its fused score: an earlier
+    # asking of the same question otherwise outranks the remark that answers it (seen in
+    # `make run`); on the LoCoMo dev conversations recall@3 rose in each of the five
     recall_question_weight: float = Field(
-        default=0.6, ge=0, le=1, description="Share of its fused score a turn that asks keeps."
+        default=0.5,
+        ge=0,
+        le=1,
+        description="Share of its fused score a turn of only questions keeps (a turn of some "
+        "keeps this to the power of their share).",
     )
     recall_turns_per_memory: int = Field(
         default=2, ge=0, description="Supporting turns shown under a recalled memory."

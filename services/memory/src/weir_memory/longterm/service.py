@@ -83,7 +83,7 @@ class FusionSettings:
     memory_weight: float = 1.0
     turns_per_memory: int = 2
     rrf_k: int = HYBRID_RRF_K
-    question_weight: float = 1.0  # of a turn that asks, against one that tells
+    question_weight: float = 1.0  # kept by a turn of only questions (see `fuse`)
 
     def candidates(self, k: int) -> int:
         """How many candidates each retriever returns when recall wants `k` entries."""
