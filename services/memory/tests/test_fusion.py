@@ -79,11 +79,13 @@ def test_an_earlier_asking_ranks_below_the_statement_that_answers_it() -> None:
 def test_a_remark_with_a_question_after_it_outranks_a_bare_question() -> None:
     chats = {
         "ask": chat("ask", "Where did my sister move to?"),
-        "tell": chat("tell", "btw my sister Mia just moved to Lisbon. What is a good pasta?"),
+        "tell": chat(
+            "tell", "btw my sister Mia just moved to Lisbon, anyway, what is a good pasta?"
+        ),
     }
     entries = fuse([], [(["ask", "tell"], 1.0)], chats, 2, question_weight=0.5)
     assert [e.turns[0].run_id for e in entries] == ["tell", "ask"]
-    assert entries[0].score == pytest.approx(0.5**0.5 / (60 + 2))
+    assert entries[0].score == pytest.approx(0.5 ** (1 / 3) / (60 + 2)), "a third of it asks"
     assert entries[1].score == pytest.approx(0.5 / (60 + 1))
 
 

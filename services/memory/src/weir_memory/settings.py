@@ -137,7 +137,7 @@ class MemorySettings(WeirSettings):
     recall_weight_time: float = Field(
         default=1.0, ge=0, description="RRF weight of turns in a time the question names."
     )
-    # a turn keeps 0.5 ** (the share of its sentences that ask) of its fused score: an earlier
+    # a turn keeps 0.5 ** (the share of its clauses that ask) of its fused score: an earlier
     # asking of the same question otherwise outranks the remark that answers it (seen in
     # `make run`); on the LoCoMo dev conversations recall@3 rose in each of the five
     recall_question_weight: float = Field(
