@@ -4,10 +4,14 @@ collection comes back released, and the adapter loads it)."""
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 import pytest
 
+from weir_common.errors import is_transient
 from weir_common.search.milvus import MilvusVectorIndex
-from weir_common.search.vectors import VectorRow, VectorSchema
+from weir_common.search.vectors import VectorIndexError, VectorRow, VectorSchema
 from weir_deploy.milvus import MilvusEngine
 
 from .conftest import SCHEMA
@@ -64,5 +68,37 @@ async def test_a_search_after_milvus_restarted_under_it_reloads(
         await private_milvus.stop()
         await private_milvus.start()
         assert await _ids(index) == ["b"]
+    finally:
+        await index.close()
+
+
+async def test_calls_made_while_milvus_was_away_do_not_hold_back_the_ones_after(
+    private_milvus: MilvusEngine,
+) -> None:
+    # every failed call while Milvus is away lengthens gRPC's wait before it connects
+    # again (1 s, then 1.6x, up to 2 min by default): the channel must still find the
+    # restarted server within half a second, inside the harness's retries of a step
+    index = MilvusVectorIndex(private_milvus.uri, "away", 3, SCHEMA)
+    await index.open()
+    try:
+        await index.upsert([_row("c")])
+        await index.wait_indexed(timeout_s=60)
+        await private_milvus.stop()
+        away = time.monotonic()
+        while time.monotonic() - away < 6:
+            with pytest.raises(VectorIndexError) as failed:
+                await _ids(index)
+            assert is_transient(failed.value)
+            await asyncio.sleep(0.05)
+        await private_milvus.start()
+        back = time.monotonic()
+        while True:
+            try:
+                found = await _ids(index)
+                break
+            except VectorIndexError:
+                assert time.monotonic() - back < 2.5, "still failing 2.5 s after Milvus is back"
+                await asyncio.sleep(0.1)
+        assert found == ["c"]
     finally:
         await index.close()
