@@ -1,6 +1,7 @@
 """Tiny, deterministic lexical relevance for the offline responder (English + Chinese).
 
-Latin text is split into lower-cased words (stop words dropped, a plural ``s`` stripped);
+Latin text is split into lower-cased words (stop words dropped), each reduced to its Snowball
+stem ("moved" and "move" meet);
 runs of CJK characters become character bigrams, so Chinese needs no word segmenter.
 """
 
@@ -10,7 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from weir_common.search.text import CJK_CHAR, CJK_RUN
+from weir_common.search.text import CJK_CHAR, CJK_RUN, stem
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？;；\n])\s*")
@@ -160,8 +161,7 @@ def terms(text: str) -> set[str]:
     for word in _WORD.findall(CJK_RUN.sub(" ", lowered)):
         if word in _EN_STOP or len(word) < 2:
             continue
-        plural = len(word) > 3 and word.endswith("s") and not word.endswith("ss")
-        out.add(word[:-1] if plural else word)
+        out.add(stem(word))
     for run in CJK_RUN.findall(lowered):
         if len(run) == 1:
             out.add(run)

@@ -82,7 +82,8 @@ def segment(text: str) -> str:
 
 
 @lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
+    """The Snowball English stem of one lower-case word ("moved", "moves" → "move")."""
     return str(_stemmer.stemWord(word))
 
 
@@ -92,5 +93,5 @@ def terms(text: str) -> list[str]:
     for token in _TOKEN.findall(segment(text).lower()):
         if len(token) > MAX_TOKEN_CHARS:
             continue
-        out.append(token if CJK_RUN.fullmatch(token) else _stem(token))
+        out.append(token if CJK_RUN.fullmatch(token) else stem(token))
     return out
