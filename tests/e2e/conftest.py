@@ -7,16 +7,20 @@ import asyncio
 import json
 import tempfile
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import websockets
 
 from weir_common.events import new_id
 from weir_common.testing.scripted_llm import ScriptedLLM
 from weir_deploy.base import free_port
-from weir_deploy.services import Services
+from weir_deploy.services import LOOPBACK_PROXY_AUTH, Services
+
+from ..conftest import mcp_servers
 
 Frame = dict[str, Any]
 FRAME_TIMEOUT_S = 30.0
@@ -38,6 +42,55 @@ def another_gateway(
         extra_env={"INSTANCE_ID": f"{name}-{new_id()[:6]}", **extra_env},
         supervise=supervise,
     )
+
+
+@dataclass
+class Offline:
+    """The product without a model (answers come from the offline responder), with the time
+    and filesystem MCP servers: memory alone in one set (so it can restart), gateway,
+    harness, router and tools in another."""
+
+    front: Services
+    memory: Services
+
+    def http(self, user: str, role: str = "user") -> httpx.AsyncClient:
+        """An HTTP client of the gateway as `user`."""
+        headers = {"X-User-Id": user, "X-User-Role": role}
+        return httpx.AsyncClient(base_url=self.front.url("gateway"), headers=headers, timeout=30)
+
+    async def restart_memory(self) -> None:
+        """Stop the memory service, start it again, wait until it has its partitions."""
+        await self.memory.stop()
+        await self.memory.start()
+        async with httpx.AsyncClient(base_url=self.memory.url("memory")) as http:
+            for _ in range(200):
+                if (await http.get("/ready")).json()["ready"]:
+                    return
+                await asyncio.sleep(0.1)
+        raise AssertionError("memory did not get its partitions back")
+
+
+@pytest.fixture(scope="session")
+async def offline(stack_env: dict[str, str], shared_files: Path) -> AsyncIterator[Offline]:
+    """One offline product for the modules that need no model (a start of services is
+    ~25 s of the tier)."""
+    logs = Path(tempfile.mkdtemp(prefix="weir-e2e-offline-"))
+    env = {"TOPIC_PREFIX": f"e2eoff{new_id()[:6]}.", "LLM_MODEL": "", "BACKOFF_BASE_S": "0.2"}
+    memory = Services(stack_env, logs, names=("memory",), extra_env=env)
+    front = Services(
+        stack_env,
+        logs,
+        names=("gateway", "harness", "router", "tools"),
+        gateway_port=free_port(),
+        extra_env={
+            **env,
+            **LOOPBACK_PROXY_AUTH,
+            "WEIR_MEMORY_URL": memory.url("memory"),
+            "MCP_SERVERS": mcp_servers(shared_files),
+        },
+    )
+    async with memory, front:
+        yield Offline(front, memory)
 
 
 class ChatClient:

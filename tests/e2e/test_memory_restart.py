@@ -3,63 +3,15 @@ public API (`/api/memory/...` at the gateway) keeps users to their own memories.
 
 from __future__ import annotations
 
-import asyncio
-import tempfile
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from pathlib import Path
-
 import asyncpg
-import httpx
 import pytest
 
 from weir_common.events import new_id
-from weir_deploy.base import free_port
-from weir_deploy.services import LOOPBACK_PROXY_AUTH, Services
 
-from .conftest import Person
+from .conftest import Offline, Person
 from .test_memory import MEMORY_TABLES, rows_about, wait_until_remembered
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
-
-
-@dataclass
-class Offline:
-    """Gateway, harness and router in one set, memory alone in another (so it can restart)."""
-
-    front: Services
-    memory: Services
-
-    def http(self, user: str, role: str = "user") -> httpx.AsyncClient:
-        headers = {"X-User-Id": user, "X-User-Role": role}
-        return httpx.AsyncClient(base_url=self.front.url("gateway"), headers=headers, timeout=30)
-
-    async def restart_memory(self) -> None:
-        await self.memory.stop()
-        await self.memory.start()
-        async with httpx.AsyncClient(base_url=self.memory.url("memory")) as http:
-            for _ in range(200):
-                if (await http.get("/ready")).json()["ready"]:
-                    return
-                await asyncio.sleep(0.1)
-        raise AssertionError("memory did not get its partitions back")
-
-
-@pytest.fixture(scope="module")
-async def offline(stack_env: dict[str, str]) -> AsyncIterator[Offline]:
-    """The product without a model: answers come from the offline responder."""
-    logs = Path(tempfile.mkdtemp(prefix="weir-e2e-memory-"))
-    env = {"TOPIC_PREFIX": f"e2emem{new_id()[:6]}.", "LLM_MODEL": "", "BACKOFF_BASE_S": "0.2"}
-    memory = Services(stack_env, logs, names=("memory",), extra_env=env)
-    front = Services(
-        stack_env,
-        logs,
-        names=("gateway", "harness", "router"),
-        gateway_port=free_port(),
-        extra_env={**env, **LOOPBACK_PROXY_AUTH, "WEIR_MEMORY_URL": memory.url("memory")},
-    )
-    async with memory, front:
-        yield Offline(front, memory)
 
 
 async def test_after_a_restart_the_offline_answer_still_knows_the_user(

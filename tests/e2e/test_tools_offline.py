@@ -6,7 +6,6 @@ offline answer quotes what the tools returned, in the user's language."""
 from __future__ import annotations
 
 import json
-import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -14,38 +13,16 @@ import pytest
 import websockets
 
 from weir_common.events import new_id
-from weir_deploy.base import free_port
-from weir_deploy.services import LOOPBACK_PROXY_AUTH, Services
 
-from ..conftest import LAUNCH_CODE, mcp_servers
-from .conftest import ChatClient, Frame
+from ..conftest import LAUNCH_CODE
+from .conftest import ChatClient, Frame, Offline
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
 
-@pytest.fixture(scope="module")
-async def offline(stack_env: dict[str, str], shared_files: Path) -> AsyncIterator[Services]:
-    """The product without a model, with the time and filesystem MCP servers."""
-    services = Services(
-        stack_env,
-        Path(tempfile.mkdtemp(prefix="weir-e2e-offline-tools-")),
-        names=("gateway", "harness", "router", "memory", "tools"),
-        gateway_port=free_port(),
-        extra_env={
-            **LOOPBACK_PROXY_AUTH,
-            "TOPIC_PREFIX": f"e2eoff{new_id()[:6]}.",
-            "LLM_MODEL": "",
-            "BACKOFF_BASE_S": "0.2",
-            "MCP_SERVERS": mcp_servers(shared_files),
-        },
-    )
-    async with services:
-        yield services
-
-
 @pytest.fixture
-async def chat(offline: Services) -> AsyncIterator[ChatClient]:
-    url = offline.url("gateway").replace("http", "ws") + "/ws/chat"
+async def chat(offline: Offline) -> AsyncIterator[ChatClient]:
+    url = offline.front.url("gateway").replace("http", "ws") + "/ws/chat"
     headers = {"X-User-Id": f"off-{new_id()[:6]}"}
     async with websockets.connect(url, additional_headers=headers) as ws:
         client = ChatClient(ws)
