@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from weir_memory.log.store import LoggedChat
-from weir_memory.longterm.fusion import fuse, render
+from weir_memory.longterm.fusion import fuse, render, telling
 from weir_memory.longterm.models import Category, Layer, MemoryItem, Recalled
 
 pytestmark = pytest.mark.unit
@@ -113,3 +113,15 @@ def test_a_turn_that_repeats_a_better_ones_words_is_left_out() -> None:
     }
     entries = fuse([], [(["again", "first", "tell"], 1.0)], chats, 2)
     assert [e.turns[0].run_id for e in entries] == ["again", "tell"]
+
+
+def test_telling_keeps_memories_and_remarks_but_not_bare_askings() -> None:
+    chats = {
+        "ask": chat("ask", "Where does Mia live now? Which city?"),
+        "mixed": chat("mixed", "Mia moved to Lisbon, where should I visit her?"),
+        "asked_memory": chat("asked_memory", "Do you know I love hiking?"),
+    }
+    hiking = memory("likes hiking", ["asked_memory"])
+    entries = fuse([hiking], [(["asked_memory", "ask", "mixed"], 1.0)], chats, 3)
+    kept = telling(entries)
+    assert [e.memory is not None or e.turns[0].run_id for e in kept] == [True, "mixed"]

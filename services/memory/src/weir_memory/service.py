@@ -77,7 +77,7 @@ class MemoryService:
         return MemoryContext(
             history=history[-self._window :],
             summary=summary,
-            facts=[*found.preference_lines, *found.memories, *(found.recall.lines[:5]
+            facts=[*found.preference_lines, *found.told, *(found.recall.lines[:5]
                    if found.recall else [])],
             preferences=found.preferences,
             recall=recall,

@@ -108,6 +108,12 @@ def asking(text: str) -> float:
     return sum(map(is_question, said)) / len(said) if said else 0.0
 
 
+def telling(entries: Sequence[Entry]) -> list[Entry]:
+    """The entries that tell something: every memory, and each logged turn that does not
+    wholly ask (an earlier "Where does Mia live now?" is no fact to offer as remembered)."""
+    return [e for e in entries if e.memory is not None or asking(e.turns[0].user_input) < 1.0]
+
+
 def _said(text: str) -> str:
     return " ".join(text.casefold().split()).rstrip("?？!！。. ")
 

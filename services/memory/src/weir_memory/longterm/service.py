@@ -29,7 +29,7 @@ from ..summary import chat_text, turn_detail
 from . import preferences, topics
 from .analyzer import Analyzer
 from .consolidator import Consolidator
-from .fusion import Entry, fuse, render
+from .fusion import Entry, fuse, render, telling
 from .ledger import Ledger
 from .models import Analysis, Clock, Layer, Vector
 from .pending import PendingStore
@@ -50,6 +50,7 @@ class Recollection:
     preferences: str | None = None
     preference_lines: list[str] = field(default_factory=list)
     memories: list[str] = field(default_factory=list)
+    told: list[str] = field(default_factory=list)  # `memories` less the turns that only ask
     searched: bool = False
     session_summary: str | None = None
     recall: RecallResult | None = None
@@ -169,6 +170,7 @@ class LongTermMemory:
             preferences=preferences.block(profile, query),
             preference_lines=preferences.lines(profile, chinese),
             memories=render(entries, chinese),
+            told=render(telling(entries), chinese),
             searched=True,
             session_summary=summary,
             recall=recall,
