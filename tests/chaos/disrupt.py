@@ -47,10 +47,11 @@ def killer(
     every_s: tuple[float, float] = (4.0, 8.0),
     first: Sequence[str] = ("gateway", "harness"),
     seed: int = 10,
+    kills: int | None = None,
 ) -> Chaos:
-    """SIGKILL a random service every `every_s` seconds until the load has been sent: the
-    `first` ones first, then every name once before any repeats; a service still coming
-    back is not chosen."""
+    """SIGKILL a random service every `every_s` seconds until the load has been sent, or
+    until `kills` were made (then no more messages are sent): the `first` ones first, then
+    every name once before any repeats; a service still coming back is not chosen."""
     rng = random.Random(seed)
     choose = pick_victims(rng, names, first)
 
@@ -64,6 +65,9 @@ def killer(
             event = ledger.disrupt(name)
             os.kill(pid, signal.SIGKILL)
             returns[name] = asyncio.create_task(_record_return(services, event, pid))
+            if kills is not None and len(ledger.disruptions) >= kills:
+                ledger.enough = True
+                break
         await asyncio.gather(*returns.values())
 
     return run
