@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from playwright.async_api import expect
+from playwright.async_api import Response, Route, expect
 
 from weir_common.events import new_id
 from weir_common.testing.script import ScriptRule
@@ -169,12 +169,28 @@ async def test_the_run_inspector_is_for_admins(open_tab: OpenTab, llm: ScriptedL
     await expect(tab.page.locator("#tab-runs")).to_be_hidden()
     tab.received.clear()
 
-    # a user asking for someone else's runs is refused by the server, and sees so
-    await tab.page.goto("/#runs")
-    await tab.page.locator("#runs-user").fill("ops")
-    await tab.page.locator("#runs-form button[type=submit]").click()
-    await expect(tab.page.locator("#runs-note")).to_contain_text("Refused by the server")
-    await expect(tab.page.locator("#runs-note")).to_contain_text("403")
+    # a user asking for someone else's runs is refused by the server, and sees so, even
+    # when the tab's own listing (opened with the tab) answers after the refusal
+    async def own_listing_late(route: Route) -> None:
+        if "user=" not in route.request.url:
+            await asyncio.sleep(1.5)
+        await route.continue_()
+
+    def own_listing(response: Response) -> bool:
+        return "/api/runs?" in response.url and "user=" not in response.url
+
+    note = tab.page.locator("#runs-note")
+    await tab.page.route("**/api/runs?*", own_listing_late)
+    async with tab.page.expect_response(own_listing) as own:
+        await tab.page.goto("/#runs")
+        await tab.page.locator("#runs-user").fill("ops")
+        await tab.page.locator("#runs-form button[type=submit]").click()
+        await expect(note).to_contain_text("Refused by the server")
+    await own.value
+    await tab.page.evaluate("() => new Promise((done) => setTimeout(done, 200))")
+    await expect(note).to_contain_text("Refused by the server")
+    await expect(note).to_contain_text("403")
+    await tab.page.unroute("**/api/runs?*")
     await expect(tab.page.locator(".run-row")).to_have_count(0)
     await tab.shot("runs-refused")
 

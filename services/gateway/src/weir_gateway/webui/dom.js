@@ -54,3 +54,13 @@ export function newId() {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
+
+/** A ticket for each new request of one view; `ticket()` stays true only while no newer one
+ * was taken, so an older answer arriving later (a slow tab refresh) does not overwrite it. */
+export function latestOnly() {
+  let newest = 0;
+  return () => {
+    const mine = ++newest;
+    return () => mine === newest;
+  };
+}

@@ -2,7 +2,7 @@
 // and deleting one (admins).
 
 import { api, upload } from "./api.js";
-import { $, h, status, when } from "./dom.js";
+import { $, h, latestOnly, status, when } from "./dom.js";
 
 const PAGE = 10;
 const POLL_MS = 2000;
@@ -13,6 +13,7 @@ let total = 0;
 let canManage = false;
 let pollTimer = null;
 let pollUntil = 0;
+const listing = latestOnly();
 
 function docPath(id) {
   return `/api/knowledge/documents/${encodeURIComponent(id)}`;
@@ -54,8 +55,10 @@ function row(doc) {
 /** Reload the current page of documents; poll while an upload is still being ingested. */
 export async function refresh() {
   clearTimeout(pollTimer);
+  const current = listing();
   try {
     const page = await api(`/api/knowledge/documents?offset=${offset}&limit=${PAGE}`);
+    if (!current()) return;
     total = page.total ?? page.items.length;
     const body = $("docs-body");
     body.replaceChildren(...page.items.map(row));
@@ -68,6 +71,7 @@ export async function refresh() {
     $("docs-next").disabled = offset + PAGE >= total;
     if (Date.now() < pollUntil) pollTimer = setTimeout(refresh, POLL_MS);
   } catch (error) {
+    if (!current()) return;
     status($("docs-status"), `Cannot list documents — ${error.message}`, "error");
   }
 }

@@ -2,10 +2,11 @@
 // exporting everything, and "forget me".
 
 import { api, download, saveBlob } from "./api.js";
-import { $, h, status, when } from "./dom.js";
+import { $, h, latestOnly, status, when } from "./dom.js";
 
 let userId = "";
 let onForgotten = () => {};
+const loading = latestOnly();
 
 function userPath(kind) {
   return `/api/memory/${kind}/${encodeURIComponent(userId)}`;
@@ -87,17 +88,20 @@ function fill(list, items, render, empty) {
 export async function refresh() {
   if (!userId) return;
   const type = $("memory-type").value;
+  const current = loading();
   status($("memory-status"), "Loading…");
   try {
     const [profile, items] = await Promise.all([
       api(userPath("profile")),
       api(`${userPath("items")}${type ? `?type=${type}` : ""}`),
     ]);
+    if (!current()) return;
     fill($("profile-list"), items.profile || [], profileItem, "No profile yet.");
     fill($("memory-list"), items.memories || [], memoryItem, "Nothing remembered yet.");
     $("preferences").textContent = profile.preferences || "(none)";
     status($("memory-status"), `Memories of ${userId}.`);
   } catch (error) {
+    if (!current()) return;
     status($("memory-status"), `Cannot read memories — ${error.message}`, "error");
   }
 }

@@ -2,10 +2,11 @@
 // verdict. A caller the server refuses sees its refusal, not an empty list.
 
 import { getRun, listRuns } from "./api.js";
-import { $, h, status, when } from "./dom.js";
+import { $, h, latestOnly, status, when } from "./dom.js";
 
 let next = null;
 let filters = {};
+const listing = latestOnly();
 
 function filtersOfForm() {
   const found = {};
@@ -40,8 +41,10 @@ function row(run) {
 export async function refresh(more = false) {
   if (!more) filters = filtersOfForm();
   const body = $("runs-body");
+  const current = listing();
   try {
     const page = await listRuns({ ...filters, before: more ? next : undefined });
+    if (!current()) return;
     next = page.next || null;
     if (!more) body.replaceChildren();
     body.append(...page.runs.map(row));
@@ -50,6 +53,7 @@ export async function refresh(more = false) {
     }
     status($("runs-note"), `${body.querySelectorAll(".run-row").length} runs`);
   } catch (error) {
+    if (!current()) return;
     next = null;
     if (!more) body.replaceChildren();
     const refused = error.status === 403 ? "Refused by the server" : "Cannot list runs";
