@@ -47,8 +47,8 @@ test: setup traces-env  ## every tier CI runs: unit, integration (Apache Kafka, 
 test-unit:  ## fast tests, no network
 	$(PYTEST) -m unit -q -n 2
 
-test-integration:  ## real engines on loopback, Apache Kafka
-	KAFKA_IMPL=apache $(PYTEST) -m integration -q
+test-integration:  ## real engines on loopback, Apache Kafka (two workers, a module each: its engines stay its own)
+	KAFKA_IMPL=apache $(PYTEST) -m integration -q -n 2 --dist loadfile
 
 test-integration-tansu:  ## the broker-facing tests and a chat end-to-end again on tansu (an option)
 	KAFKA_IMPL=tansu $(PYTEST) -m "broker or e2e" -q libs/common/tests deploy/tests services \
