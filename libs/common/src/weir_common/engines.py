@@ -55,7 +55,6 @@ MILVUS_GRPC_OPTIONS = {
     "grpc.keepalive_time_ms": 300_000,
     "grpc.keepalive_permit_without_calls": False,
     "grpc.initial_reconnect_backoff_ms": 100,
-    "grpc.min_reconnect_backoff_ms": 100,
     "grpc.max_reconnect_backoff_ms": 500,
 }
 
