@@ -24,6 +24,7 @@ from faststream.kafka import KafkaBroker
 
 from weir_common.bus import KafkaCredentials, client_options, ensure_topics, wait_until_assigned
 from weir_common.metrics.http import HTTPMetrics, metrics_router
+from weir_common.quiet_server import QuietServer
 from weir_common.readiness import Check, Readiness
 from weir_common.settings import WeirSettings
 
@@ -164,4 +165,4 @@ def serve(
     config = uvicorn.Config(
         app, log_config=None, access_log=False, lifespan="on", ws_max_size=ws_max_size
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    QuietServer(config).run(sockets=[sock])

@@ -1,0 +1,67 @@
+"""The quiet uvicorn server serves, and a shutdown signal ends it at once, not at its tick."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from weir_deploy.base import free_port
+
+pytestmark = pytest.mark.integration
+
+SERVER = """
+import sys, uvicorn
+from weir_common.quiet_server import QuietServer
+
+async def app(scope, receive, send):
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            else:
+                print("shut down", flush=True)
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": b"ok"})
+
+config = uvicorn.Config(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+QuietServer(config, tick_s=60).run()
+"""
+
+
+def _serving(port: int, proc: subprocess.Popen[str]) -> httpx.Response:
+    deadline = time.monotonic() + 30
+    while True:
+        assert proc.poll() is None, proc.communicate()
+        try:
+            return httpx.get(f"http://127.0.0.1:{port}/", timeout=2)
+        except httpx.TransportError:
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.1)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_the_server_long_before_its_tick(sig: signal.Signals) -> None:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SERVER, str(port)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        response = _serving(port, proc)
+        assert response.text == "ok"
+        assert response.headers["date"], "uvicorn's Date header is still set"
+        proc.send_signal(sig)
+        # the tick is 60 s: only the wake-up ends it this soon; uvicorn shuts down (the
+        # lifespan's shutdown runs), then raises the signal again for its default action
+        out, _ = proc.communicate(timeout=20)
+        assert "shut down" in out
+        assert proc.returncode == -sig
+    finally:
+        proc.kill()
