@@ -175,6 +175,20 @@ async def test_due_runs_are_this_deployments_late_ones(repo: RunStore, neighbour
         assert [run.run_id for run in await tx.due(NOW, limit=1)] == [late.run_id]
     async with neighbour.transaction() as tx:
         assert [run.run_id for run in await tx.due(NOW)] == [theirs.run_id]
+    assert await repo.any_due(NOW)
+    assert not await repo.any_due(NOW - timedelta(seconds=2)), "only runs late by then"
+
+
+async def test_nothing_is_due_in_an_idle_deployment(repo: RunStore, neighbour: RunStore) -> None:
+    early, queued = (make_run(f"c{i}", status=RunStatus.RUNNING) for i in range(2))
+    early.deadline = NOW + timedelta(seconds=1)
+    queued.status, queued.deadline = RunStatus.QUEUED, NOW
+    theirs = make_run("c9", status=RunStatus.RUNNING)
+    theirs.deadline = NOW - timedelta(seconds=5)
+    await put(repo, early, queued)
+    await put(neighbour, theirs)
+    assert not await repo.any_due(NOW)
+    assert await neighbour.any_due(NOW)
 
 
 async def test_a_transaction_reads_the_steps_and_events_it_added(repo: RunStore) -> None:

@@ -178,6 +178,8 @@ class RunService(RunDriver):
         """Retry steps whose backoff ended, and treat passed deadlines as transient failures."""
         out = Out()
         now = self._now()
+        if not await self._repo.any_due(now):  # idle: one query a second, no transaction
+            return out.items
         async with self._repo.transaction() as tx:
             for run in await tx.due(now):
                 if run.step == CONFIRM and run.deadline is not None and run.deadline <= now:

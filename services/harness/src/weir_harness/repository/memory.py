@@ -51,6 +51,10 @@ class MemoryRunStore:
                 self.database.tables = saved
                 raise
 
+    async def any_due(self, now: datetime) -> bool:
+        async with self.transaction() as tx:
+            return bool(await tx.due(now, limit=1))
+
     async def steps(self, run_id: str) -> list[dict[str, Any]]:
         async with self.transaction() as tx:
             return await tx.step_log(run_id)

@@ -18,7 +18,7 @@ from weir_common.migrations import migrate_package
 from weir_common.pg import open_pool
 from weir_common.topics import Topics
 from weir_harness.confirmation import PolicyDecision
-from weir_harness.models import Run
+from weir_harness.models import ACTIVE, Run
 from weir_harness.repository.pending import OUTBOX_CHANNEL
 from weir_harness.repository.pg_tx import RunTx
 from weir_harness.run_list import RunQuery, list_page
@@ -60,6 +60,21 @@ class RunRepository:
             tx = RunTx(conn, self._namespace)
             yield tx
             await tx.write_pending()
+
+    async def any_due(self, now: datetime) -> bool:
+        """Whether an active run of this deployment has its deadline or retry time at or
+        before `now`: one statement, no transaction (the idle sweep's only query)."""
+        if self._pool is None:
+            raise RuntimeError("RunRepository.open() was not called")
+        return bool(
+            await self._pool.fetchval(
+                "SELECT EXISTS (SELECT 1 FROM runs WHERE status = ANY($1::text[])"
+                " AND namespace IN ($3, '') AND (deadline <= $2 OR retry_at <= $2))",
+                [s.value for s in ACTIVE],
+                now,
+                self._namespace,
+            )
+        )
 
     async def steps(self, run_id: str) -> list[dict[str, Any]]:
         """The step log of a run, in order (for run records and tests)."""

@@ -134,6 +134,10 @@ class RunStore(Protocol):
         """One transaction; committed when the block exits normally, rolled back on error."""
         ...
 
+    async def any_due(self, now: datetime) -> bool:
+        """Whether `RunTransaction.due(now)` would find a run (without locking any)."""
+        ...
+
     async def steps(self, run_id: str) -> list[dict[str, Any]]:
         """The step log of a run, in order."""
         ...
