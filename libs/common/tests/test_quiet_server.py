@@ -59,9 +59,10 @@ def test_a_signal_stops_the_server_long_before_its_tick(sig: signal.Signals) -> 
         assert response.headers["date"], "uvicorn's Date header is still set"
         proc.send_signal(sig)
         # the tick is 60 s: only the wake-up ends it this soon; uvicorn shuts down (the
-        # lifespan's shutdown runs), then raises the signal again for its default action
+        # lifespan's shutdown runs), then raises the signal again for its default action,
+        # which is to ignore SIGINT where the parent ignored it (a pytest-xdist worker)
         out, _ = proc.communicate(timeout=20)
         assert "shut down" in out
-        assert proc.returncode == -sig
+        assert proc.returncode in (0, -sig)
     finally:
         proc.kill()
