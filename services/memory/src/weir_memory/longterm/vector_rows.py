@@ -1,7 +1,7 @@
 """The stored vectors of every table, for upkeep at start-up: label, re-embed, read them all.
 
 Three tables keep vectors: `memory_items` (of a memory's `content`), `memory_chats` (of a
-chat's `summary`) and `memory_sessions` (the sum of its chats' vectors). Each row records
+chat's `chat_text`) and `memory_sessions` (the sum of its chats' vectors). Each row records
 the embedder that made its vector as a tag, `name@dimension`.
 """
 
@@ -21,7 +21,7 @@ SessionKey = tuple[str, str]  # (user id, conversation id)
 # table -> (key column, its value before the first, column of the text that was embedded)
 _TEXTS: dict[str, tuple[str, object, str]] = {
     "memory_items": ("id", "", "content"),
-    "memory_chats": ("id", 0, "summary"),
+    "memory_chats": ("id", 0, "user_input"),  # the chat's text is `chat_text` of it
 }
 
 

@@ -19,6 +19,7 @@ import structlog
 from weir_common.embeddings import Embedder
 
 from ..db import Database
+from ..summary import chat_text
 from .vector_index import UserVectorIndex
 from .vector_rows import VectorRows
 
@@ -90,7 +91,8 @@ class VectorUpkeep:
         done: list[Any] = []
         after: object = None
         while batch := await self.rows.foreign_texts(table, after, EMBED_BATCH):
-            vectors = await self.embedder.embed_documents([text for _, text in batch])
+            texts = [chat_text(t) if table == "memory_chats" else t for _, t in batch]
+            vectors = await self.embedder.embed_documents(texts)
             keys = [key for key, _ in batch]
             await self.rows.set_vectors(table, list(zip(keys, vectors, strict=True)))
             done.extend(keys)
