@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from weir_memory.context import render
+from weir_memory.context import render, untold
 
 pytestmark = pytest.mark.unit
 
@@ -29,3 +29,17 @@ def test_memories_are_listed_under_their_header() -> None:
                    chinese=True)  # fmt: skip
     assert block == ("【用户偏好】\n姓名: 小明\n\n=== 长期记忆 ===\n- [偏好] 我喜欢打篮球"
                      "\n\n=== 回忆结果 (RecallHistory) ===\n#1")  # fmt: skip
+
+
+def test_a_recalled_session_that_only_repeats_a_told_turn_is_not_offered_again() -> None:
+    told = ["2026-12-06: btw my sister Mia just moved to Lisbon, anyway, what is a good pasta"
+            " recipe? → Here is a simple one."]  # fmt: skip
+    same = "#1 (2026-12-06, 1 chats) btw my sister Mia just moved to Lisbon, anyway, what is a"
+    recalled = [
+        f"{same} good pasta recipe? → Here is a simple one.",
+        "  - [2026-12-06] btw my sister Mia just moved to Lisbon, anyway, what is a good pasta…",
+        "#2 (2026-12-01, 2 chats) Trip to Japan | btw my sister Mia just moved to Lisbon",
+        "  - [2026-12-01] I want to see Kyoto → Take the train.",
+    ]
+    assert untold(recalled, told) == recalled[2:]
+    assert untold(recalled, []) == recalled

@@ -15,6 +15,7 @@ When long-term memory was searched and nothing passed, its block says so (seed 0
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from .sessions.recall import RecallResult
@@ -24,6 +25,27 @@ _HEADERS = {
     False: ("=== Long-term memory ===", "=== Current session summary ===", "=== Recall ({}) ==="),
 }
 NO_HIT = {True: "（记忆无命中）", False: "(no memory hit)"}
+# a recall line's head: `#3 (2026-12-01, 4 chats) ` of a session, `  - [2026-12-01] ` of a chat
+_RECALL_HEAD = re.compile(r"^\s*(?:#\d+ \([^)]*\)|- \[[^\]]*\])\s*")
+# how a summary joins what it holds: chats (` | `), a question and its answer (` → `)
+_SUMMARY_JOINS = re.compile(r"\s+(?:\||→)\s+")
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.casefold().split()).strip("…").strip()
+
+
+def untold(recall_lines: Sequence[str], told: Sequence[str]) -> list[str]:
+    """The recall lines that add something to `told`: a session or chat whose every part
+    (its chats, questions and answers, clipped as summaries clip them) already stands in a
+    told line is left out, so a fact is not offered twice (once remembered, once recalled)."""
+    known = "\n".join(_plain(t) for t in told)
+    out = []
+    for line in recall_lines:
+        parts = [_plain(p) for p in _SUMMARY_JOINS.split(_RECALL_HEAD.sub("", line, count=1))]
+        if not all(p in known for p in parts if p):
+            out.append(line)
+    return out
 
 
 def recall_block(result: RecallResult | None, chinese: bool) -> str | None:

@@ -77,8 +77,8 @@ class MemoryService:
         return MemoryContext(
             history=history[-self._window :],
             summary=summary,
-            facts=[*found.preference_lines, *found.told, *(found.recall.lines[:5]
-                   if found.recall else [])],
+            facts=[*found.preference_lines, *found.told, *context.untold(
+                found.recall.lines[:5] if found.recall else [], found.told)],
             preferences=found.preferences,
             recall=recall,
             prompt=context.render(
