@@ -123,7 +123,13 @@ class LiteLLMClient:
                 async for chunk in response:
                     usage = parse_usage(field(chunk, "usage")) or usage
                     model_name = field(chunk, "model") or model_name
-                    for choice in field(chunk, "choices") or []:
+                    choices = field(chunk, "choices") or []
+                    if not choices and field(chunk, "usage") is not None:
+                        # the usage chunk ends the stream (`include_usage`): asking for more
+                        # only makes litellm assemble and price the whole response again for
+                        # its success logging (a worker thread, ~7 ms of CPU per call)
+                        break
+                    for choice in choices:
                         finish_reason = field(choice, "finish_reason") or finish_reason
                         delta = field(choice, "delta")
                         text = field(delta, "content")
