@@ -38,15 +38,20 @@ async def converse(memory: LongTermMemory, user: str, conversation: str,
                                                        assistant=answer), wall.now, [])  # fmt: skip
 
 
-async def embedders(url: str) -> set[str | None]:
+async def fetch(url: str, query: str, *args: object) -> list[asyncpg.Record]:
     conn = await asyncpg.connect(url)
     try:
-        rows = await conn.fetch(
-            "SELECT embedder FROM memory_items UNION SELECT embedder FROM memory_chats"
-            " UNION SELECT embedder FROM memory_sessions"
-        )
+        return list(await conn.fetch(query, *args))
     finally:
         await conn.close()
+
+
+async def embedders(url: str) -> set[str | None]:
+    rows = await fetch(
+        url,
+        "SELECT embedder FROM memory_items UNION SELECT embedder"
+        " FROM memory_chats UNION SELECT embedder FROM memory_sessions",
+    )
     return {r["embedder"] for r in rows}
 
 
@@ -89,13 +94,8 @@ async def test_a_new_embedder_re_embeds_everything_the_old_one_stored(
 
 
 async def chat_vectors(url: str, user: str) -> list[list[float]]:
-    conn = await asyncpg.connect(url)
-    try:
-        rows = await conn.fetch(
-            "SELECT embedding FROM memory_chats WHERE user_id = $1 ORDER BY id", user
-        )
-    finally:
-        await conn.close()
+    rows = await fetch(url, "SELECT embedding FROM memory_chats WHERE user_id = $1 ORDER BY id",
+                       user)  # fmt: skip
     return [list(r["embedding"]) for r in rows]
 
 
