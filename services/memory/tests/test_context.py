@@ -40,6 +40,8 @@ def test_a_recalled_session_that_only_repeats_a_told_turn_is_not_offered_again()
         "  - [2026-12-06] btw my sister Mia just moved to Lisbon, anyway, what is a good pasta…",
         "#2 (2026-12-01, 2 chats) Trip to Japan | btw my sister Mia just moved to Lisbon",
         "  - [2026-12-01] I want to see Kyoto → Take the train.",
+        "  - [2026-12-01] Lisbon → a good pasta",  # words of the told turn, as words
+        "  - [2026-12-01] Lis → pas",  # not words of it
     ]
-    assert untold(recalled, told) == recalled[2:]
+    assert untold(recalled, told) == [*recalled[2:4], recalled[5]]
     assert untold(recalled, []) == recalled

@@ -32,7 +32,15 @@ _SUMMARY_JOINS = re.compile(r"\s+(?:\||→)\s+")
 
 
 def _plain(text: str) -> str:
-    return " ".join(text.casefold().split()).strip("…").strip()
+    return " ".join(text.casefold().split())
+
+
+def _stands_in(part: str, known: str) -> bool:
+    """Whether `part` is in `known` as whole words (a clipped part, ending in "…", as the
+    start of its words)."""
+    words = re.escape(part.rstrip("…").strip())
+    end = "" if part.endswith("…") else r"(?!\w)"
+    return bool(words) and re.search(r"(?<!\w)" + words + end, known) is not None
 
 
 def untold(recall_lines: Sequence[str], told: Sequence[str]) -> list[str]:
@@ -43,7 +51,7 @@ def untold(recall_lines: Sequence[str], told: Sequence[str]) -> list[str]:
     out = []
     for line in recall_lines:
         parts = [_plain(p) for p in _SUMMARY_JOINS.split(_RECALL_HEAD.sub("", line, count=1))]
-        if not all(p in known for p in parts if p):
+        if not all(_stands_in(p, known) for p in parts if p):
             out.append(line)
     return out
 
