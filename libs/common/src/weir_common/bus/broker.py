@@ -64,6 +64,17 @@ def make_broker(
 CONSUMER_TIMEOUT_MS = 1000
 
 
+def _consumer(group: str, ack_policy: AckPolicy, fetch_max_wait_ms: int) -> dict[str, Any]:
+    """What every subscriber sets: its group, how it acknowledges, and how it fetches."""
+    return {
+        "group_id": group,
+        "ack_policy": ack_policy,
+        "auto_offset_reset": "earliest",
+        "fetch_max_wait_ms": fetch_max_wait_ms,
+        "consumer_timeout_ms": CONSUMER_TIMEOUT_MS,
+    }
+
+
 def subscriber_options(group: str, *, fetch_max_wait_ms: int = 500) -> dict[str, Any]:
     """Options for a subscriber that owns durable state (the harness, the gateway).
 
@@ -73,13 +84,7 @@ def subscriber_options(group: str, *, fetch_max_wait_ms: int = 500) -> dict[str,
     `fetch_max_wait_ms` bounds a fetch's long poll (brokers that do not wake a multi-partition
     fetch when data arrives, like tansu, need it small).
     """
-    return {
-        "group_id": group,
-        "ack_policy": AckPolicy.ACK,
-        "auto_offset_reset": "earliest",
-        "fetch_max_wait_ms": fetch_max_wait_ms,
-        "consumer_timeout_ms": CONSUMER_TIMEOUT_MS,
-    }
+    return _consumer(group, AckPolicy.ACK, fetch_max_wait_ms)
 
 
 def reply_subscriber_options(group: str, *, fetch_max_wait_ms: int = 500) -> dict[str, Any]:
@@ -92,13 +97,7 @@ def reply_subscriber_options(group: str, *, fetch_max_wait_ms: int = 500) -> dic
     the run's record has its final answer, so a skipped or repeated reply loses nothing (the
     hub drops pieces it has sent).
     """
-    return {
-        "group_id": group,
-        "ack_policy": AckPolicy.ACK_FIRST,
-        "auto_offset_reset": "earliest",
-        "fetch_max_wait_ms": fetch_max_wait_ms,
-        "consumer_timeout_ms": CONSUMER_TIMEOUT_MS,
-    }
+    return _consumer(group, AckPolicy.ACK_FIRST, fetch_max_wait_ms)
 
 
 def command_subscriber_options(
@@ -110,14 +109,7 @@ def command_subscriber_options(
     run at once. Nothing is lost by that: the harness keeps every pending command with a
     deadline and sends it again if no result comes, so it stays the one owner of retries.
     """
-    return {
-        "group_id": group,
-        "ack_policy": AckPolicy.ACK_FIRST,
-        "auto_offset_reset": "earliest",
-        "max_workers": max_workers,
-        "fetch_max_wait_ms": fetch_max_wait_ms,
-        "consumer_timeout_ms": CONSUMER_TIMEOUT_MS,
-    }
+    return _consumer(group, AckPolicy.ACK_FIRST, fetch_max_wait_ms) | {"max_workers": max_workers}
 
 
 def key_of(event: Event) -> bytes | None:

@@ -49,6 +49,15 @@ def _values(run: Run) -> tuple[Any, ...]:
     )
 
 
+#: An active run of a namespace whose deadline or retry time has come; `due_args` fills it.
+DUE = "status = ANY($1::text[]) AND namespace IN ($3, '') AND (deadline <= $2 OR retry_at <= $2)"
+
+
+def due_args(now: datetime, namespace: str) -> tuple[list[str], datetime, str]:
+    """The parameters of `DUE`: $1 the active statuses, $2 `now`, $3 the namespace."""
+    return [s.value for s in ACTIVE], now, namespace
+
+
 class RunTx(RecordStatements):
     """The statements of one transaction over runs (a `RunTransaction`)."""
 
@@ -151,13 +160,10 @@ class RunTx(RecordStatements):
         """This deployment's active runs whose deadline or retry time has come, locked,
         skipping busy ones."""
         rows = await self._conn.fetch(
-            f"SELECT {_COLUMNS} FROM runs WHERE status = ANY($1::text[])"  # noqa: S608
-            " AND namespace IN ($4, '') AND (deadline <= $2 OR retry_at <= $2)"
-            " ORDER BY deadline LIMIT $3 FOR UPDATE SKIP LOCKED",
-            [s.value for s in ACTIVE],
-            now,
+            f"SELECT {_COLUMNS} FROM runs WHERE {DUE}"  # noqa: S608
+            " ORDER BY deadline LIMIT $4 FOR UPDATE SKIP LOCKED",
+            *due_args(now, self._namespace),
             limit,
-            self._namespace,
         )
         return [_to_run(r) for r in rows]
 

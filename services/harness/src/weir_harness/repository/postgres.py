@@ -18,9 +18,9 @@ from weir_common.migrations import migrate_package
 from weir_common.pg import open_pool
 from weir_common.topics import Topics
 from weir_harness.confirmation import PolicyDecision
-from weir_harness.models import ACTIVE, Run
+from weir_harness.models import Run
 from weir_harness.repository.pending import OUTBOX_CHANNEL
-from weir_harness.repository.pg_tx import RunTx
+from weir_harness.repository.pg_tx import DUE, RunTx, due_args
 from weir_harness.run_list import RunQuery, list_page
 
 __all__ = ["OUTBOX_CHANNEL", "RunRepository", "init_connection"]
@@ -66,15 +66,8 @@ class RunRepository:
         before `now`: one statement, no transaction (the idle sweep's only query)."""
         if self._pool is None:
             raise RuntimeError("RunRepository.open() was not called")
-        return bool(
-            await self._pool.fetchval(
-                "SELECT EXISTS (SELECT 1 FROM runs WHERE status = ANY($1::text[])"
-                " AND namespace IN ($3, '') AND (deadline <= $2 OR retry_at <= $2))",
-                [s.value for s in ACTIVE],
-                now,
-                self._namespace,
-            )
-        )
+        query = f"SELECT EXISTS (SELECT 1 FROM runs WHERE {DUE})"  # noqa: S608
+        return bool(await self._pool.fetchval(query, *due_args(now, self._namespace)))
 
     async def steps(self, run_id: str) -> list[dict[str, Any]]:
         """The step log of a run, in order (for run records and tests)."""
