@@ -3,6 +3,8 @@ and how fast unchanged documents are skipped. Writes bench/results/ingest.json.
 
 Real engines (PostgreSQL registry, Milvus Lite server, embedded tantivy), the offline e5
 embedder, the real PDFs of ``PDF_DIR`` (default ../shared/data/pdfs; the good ones).
+Documents are ingested `INGEST_WORKERS` at a time (the rag service's default: its consumers
+of ingest.requested), so one parses while another embeds.
 
     .venv/bin/python bench/ingest.py
     PDF_DIR=tests/data/pdfs .venv/bin/python bench/ingest.py   # the test PDFs of the clone
@@ -16,15 +18,17 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from benchlib import write_result
 from weir_common.embeddings import make_embedder
-from weir_common.events import IngestCompleted, IngestRequested
+from weir_common.events import IngestCompleted, IngestFailed, IngestRequested
 from weir_common.objects import LocalObjectStore
 from weir_common.search.tantivy_index import TantivyLexicalIndex
 from weir_deploy.stack import Stack
 from weir_rag.index.dense import MilvusDenseIndex
 from weir_rag.ingest import PostgresRegistry, ingest
+from weir_rag.settings import RagSettings
 
 PDFS = Path(os.environ.get("PDF_DIR") or Path(__file__).resolve().parents[2] / "shared/data/pdfs")
 WHERE_TO_GET = (
@@ -42,9 +46,28 @@ def good_pdfs() -> list[Path]:
     return files
 
 
+async def ingest_all(
+    requests: list[IngestRequested], workers: int, *parts: Any
+) -> list[IngestCompleted | IngestFailed]:
+    """Ingest every request, `workers` at a time, outcomes in the requests' order."""
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for i in range(len(requests)):
+        queue.put_nowait(i)
+    outcomes: dict[int, IngestCompleted | IngestFailed] = {}
+
+    async def worker() -> None:
+        while not queue.empty():
+            i = queue.get_nowait()
+            outcomes[i] = await ingest(requests[i], *parts)
+
+    await asyncio.gather(*(worker() for _ in range(workers)))
+    return [outcomes[i] for i in range(len(requests))]
+
+
 async def main() -> None:
     """Ingest every good PDF, embed the same chunks raw, then re-ingest unchanged."""
     files = good_pdfs()
+    workers = RagSettings().ingest_workers
     embedder = make_embedder()
     async with Stack(("postgres", "milvus"), ephemeral=True) as stack:
         env = stack.env()
@@ -63,7 +86,7 @@ async def main() -> None:
         ]  # fmt: skip
         load_before = os.getloadavg()
         began, cpu = time.perf_counter(), time.process_time()
-        outcomes = [await ingest(r, store, registry, embedder, dense, lexical) for r in requests]
+        outcomes = await ingest_all(requests, workers, store, registry, embedder, dense, lexical)
         ingest_s, ingest_cpu_s = time.perf_counter() - began, time.process_time() - cpu
         done = [o for o in outcomes if isinstance(o, IngestCompleted)]
         chunks = sum(o.chunks for o in done)
@@ -74,7 +97,7 @@ async def main() -> None:
         embed_s, embed_cpu_s = time.perf_counter() - began, time.process_time() - cpu
         load_after = os.getloadavg()
         began = time.perf_counter()
-        again = [await ingest(r, store, registry, embedder, dense, lexical) for r in requests]
+        again = await ingest_all(requests, workers, store, registry, embedder, dense, lexical)
         unchanged_s = time.perf_counter() - began
         for part in (lexical, dense, registry):
             await part.close()
@@ -83,6 +106,7 @@ async def main() -> None:
     sentences_per_s = len(texts) / embed_s
     result = {
         "documents": len(files),
+        "ingest_workers": workers,
         "chunks": chunks,
         "chunks_per_s": round(chunks_per_s, 2),
         "embedder_sentences_per_s": round(sentences_per_s, 2),

@@ -8,7 +8,7 @@ from weir_common.bus import (
     KafkaCredentials,
     command_subscriber_options,
     make_broker,
-    subscriber_options,
+    partition_subscriber_options,
 )
 from weir_common.embeddings import make_embedder
 from weir_common.llm import LLMSettings, make_llm_client
@@ -55,7 +55,9 @@ def create_app(settings: RagSettings) -> FastAPI:
     topics, wait = settings.topics, settings.kafka_fetch_max_wait_ms
     broker.subscriber(
         topics.of("ingest.requested"),
-        **subscriber_options("weir.rag.ingest", fetch_max_wait_ms=wait),
+        **partition_subscriber_options(
+            "weir.rag.ingest", settings.ingest_workers, fetch_max_wait_ms=wait
+        ),
     )(handlers.on_ingest)
     broker.subscriber(
         topics.of("rag.retrieve.requested"),

@@ -19,3 +19,9 @@ class RagSettings(WeirSettings):
     es_url: str | None = None
     max_concurrent_retrievals: int = Field(default=8, ge=1)
     ingest_timeout_s: float = Field(default=600.0, gt=0, description="One document's limit.")
+    ingest_workers: int = Field(
+        default=2,
+        ge=1,
+        description="Documents ingested at once (consumers of ingest.requested, each on its "
+        "own partitions; at most TOPIC_PARTITIONS): one parses while another embeds.",
+    )

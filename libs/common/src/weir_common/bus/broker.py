@@ -17,7 +17,7 @@ from weir_common.bus.credentials import KafkaCredentials, client_options
 from weir_common.bus.deadletter import DeadLetters, RetryPolicy
 from weir_common.bus.logcontext import LogContext, broker_logger, trace_messages
 from weir_common.bus.telemetry import ValidKafkaTelemetryMiddleware
-from weir_common.events import ChatRequested, Event
+from weir_common.events import ChatRequested, Event, IngestRequested
 from weir_common.ownership import OWN_TOPIC_TYPES, REPLY_TYPES
 from weir_common.topics import Topics
 
@@ -87,6 +87,19 @@ def subscriber_options(group: str, *, fetch_max_wait_ms: int = 500) -> dict[str,
     return _consumer(group, AckPolicy.ACK, fetch_max_wait_ms)
 
 
+def partition_subscriber_options(
+    group: str, workers: int, *, fetch_max_wait_ms: int = 500
+) -> dict[str, Any]:
+    """Options for a durable subscriber that handles up to `workers` events at once.
+
+    FastStream then runs `workers` consumers in the group, each with partitions of its own,
+    each handling its events one by one and committing after each (`AckPolicy.ACK`): the
+    delivery of `subscriber_options`, and the events of one key stay in order. Concurrency
+    is bounded by the topic's partitions (`TOPIC_PARTITIONS`).
+    """
+    return _consumer(group, AckPolicy.ACK, fetch_max_wait_ms) | {"max_workers": workers}
+
+
 def reply_subscriber_options(group: str, *, fetch_max_wait_ms: int = 500) -> dict[str, Any]:
     """Options for a gateway's subscriber of its own reply topic.
 
@@ -113,8 +126,14 @@ def command_subscriber_options(
 
 
 def key_of(event: Event) -> bytes | None:
-    """The partition key: conversation for chat (order per conversation), run for steps."""
-    key = event.conversation_id if isinstance(event, ChatRequested) else event.run_id
+    """The partition key: conversation for chat (order per conversation), document for
+    ingestion (a document's versions in the order they were sent), run for steps."""
+    if isinstance(event, ChatRequested):
+        key = event.conversation_id
+    elif isinstance(event, IngestRequested):
+        key = event.document_id
+    else:
+        key = event.run_id
     return key.encode() if key else None
 
 
