@@ -105,7 +105,10 @@ class ElasticsearchEngine:
             "cluster.name": "weir", "node.name": "weir-es",
             "path.data": str(self.node_dir / "data"), "path.logs": str(self.node_dir / "logs"),
             "network.host": "127.0.0.1", "http.port": str(self.port),
-            "transport.port": str(self.transport_port), "discovery.type": "single-node",
+            # a range: the node binds its transport port ~10 s after the port was chosen, and
+            # an engine started meanwhile may take it (seen once in CI: bindServer failed)
+            "transport.port": f"{self.transport_port}-{self.transport_port + 19}",
+            "discovery.type": "single-node",
             "xpack.security.enabled": "false",
             "cluster.routing.allocation.disk.threshold_enabled": "false",
         }  # fmt: skip
