@@ -30,6 +30,7 @@ from benchlib import write_result
 from weir_deploy.stack import Stack
 from weir_memory.longterm.vector_index import (
     MEMORY_KINDS,
+    SCHEMA,
     UserVectorIndex,
     VectorRecord,
     sharing_searches,
@@ -94,7 +95,12 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
         "per_turn": "2 searches (memories, chats; limit 12) + 1 upsert of the chat's row",
         "shelves": "memories and chats in two collections (before: one, with sessions' rows)",
         "runs": runs,
-        "engine": {"milvus": "Milvus Lite server", "index": "FLAT", "metric": "IP"},
+        "engine": {
+            "milvus": "Milvus Lite server",
+            "index": "FLAT",
+            "metric": SCHEMA.metric,
+            "partitions_by_user": SCHEMA.partitions if SCHEMA.partition_by else 1,
+        },
     }
 
 

@@ -36,6 +36,9 @@ SCHEMA = VectorSchema(
     ),
 )
 
+#: memory's layout: IP over unit vectors, each user's rows in one of a few partitions
+PARTITIONED = replace(SCHEMA, metric="IP", partition_by="user_id", partitions=4)
+
 
 def unit(*xs: float) -> list[float]:
     """`xs` scaled to length 1."""
@@ -66,17 +69,21 @@ async def lexical_index(
         pytest.param("memory", marks=pytest.mark.unit),
         pytest.param("milvus", marks=pytest.mark.integration),
         pytest.param("milvus-ip", marks=pytest.mark.integration),
+        pytest.param("milvus-partitioned", marks=pytest.mark.integration),
     ]
 )
 async def vector_index(request: pytest.FixtureRequest) -> AsyncIterator[VectorIndex]:
     """An open, empty 3-d vector index of each adapter (a fresh Milvus collection, with
-    the COSINE metric and with IP over unit vectors)."""
+    the COSINE metric, with IP over unit vectors, and partitioned by user)."""
     made: VectorIndex
     if request.param == "memory":
         made = InMemoryVectorIndex(3, SCHEMA)
     else:
         env: dict[str, str] = request.getfixturevalue("milvus_env")
-        schema = replace(SCHEMA, metric="IP") if request.param == "milvus-ip" else SCHEMA
+        schema = {
+            "milvus-ip": replace(SCHEMA, metric="IP"),
+            "milvus-partitioned": PARTITIONED,
+        }.get(request.param, SCHEMA)
         made = MilvusVectorIndex(env["MILVUS_URI"], f"idx_{uuid.uuid4().hex[:12]}", 3, schema)
     await made.open()
     try:

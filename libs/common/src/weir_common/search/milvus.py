@@ -16,11 +16,17 @@ or deleted a moment before, by this process or another.
 Milvus searches rows not yet flushed (its growing segment) by a slow scan: on Milvus Lite,
 ~300 ms at 10k rows against ~17 ms once flushed (measured). With `flush_every`, a flush runs
 in the background after that many written rows, off the write path.
+
+With a schema's `partition_by`, the collection is made with that many partitions and every
+row goes to the one its field's value hashes to (BLAKE2b, stable across processes); a
+search, query or delete naming one value reads only that partition. A collection that was
+made without them is used as it is, unpruned (rows of an older layout are never missed).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import math
 import time
@@ -54,6 +60,12 @@ def quote(value: str) -> str:
 
 def _literal(value: Scalar) -> str:
     return quote(value) if isinstance(value, str) else str(int(value))
+
+
+def partition_of(value: str, partitions: int) -> str:
+    """The partition of rows whose partition field holds `value`: ``p0`` .. ``p<n-1>``."""
+    digest = hashlib.blake2b(value.encode(), digest_size=8).digest()
+    return f"p{int.from_bytes(digest, 'big') % partitions}"
 
 
 def milvus_filter(where: Where, primary: str = "id", ids: Sequence[str] | None = None) -> str:
@@ -93,6 +105,7 @@ class MilvusVectorIndex:
         self._unflushed = 0
         self._flushing: asyncio.Task[None] | None = None
         self._client: Any = None
+        self._partitioned = False  # the collection has the schema's partitions
 
     async def _run(self, fn: Callable[[], T]) -> T:
         try:
@@ -137,7 +150,28 @@ class MilvusVectorIndex:
             except VectorIndexError:  # another process created it at the same moment
                 if not await self._run(lambda: self._db().has_collection(self.collection)):
                     raise
+        await self._find_partitions()
         await self._load()
+
+    async def _find_partitions(self) -> None:
+        self._partitioned = False
+        if self.schema.partition_by is None:
+            return
+        names = set(await self._run(lambda: self._db().list_partitions(self.collection)))
+        self._partitioned = names >= set(self._partition_names())
+        if not self._partitioned:
+            log.warning("vectors.unpartitioned", collection=self.collection,
+                        partition_by=self.schema.partition_by)  # fmt: skip
+
+    def _partition_names(self) -> list[str]:
+        return [f"p{n}" for n in range(self.schema.partitions)]
+
+    def _partition(self, where: Where) -> str | None:
+        """The one partition `where` can match, when it names one value of the partition
+        field (else None: every partition)."""
+        field = self.schema.partition_by
+        value = where.get(field) if field is not None and self._partitioned else None
+        return partition_of(value, self.schema.partitions) if isinstance(value, str) else None
 
     async def _load(self) -> None:
         await self._run(lambda: self._db().load_collection(self.collection))
@@ -162,6 +196,9 @@ class MilvusVectorIndex:
                          params=HNSW_PARAMS if hnsw else {})  # fmt: skip
         self._db().create_collection(self.collection, schema=schema, index_params=params,
                                      consistency_level=CONSISTENCY)  # fmt: skip
+        if self.schema.partition_by is not None:
+            for name in self._partition_names():
+                self._db().create_partition(self.collection, name)
         log.info("vectors.collection_created", collection=self.collection,
                  dimension=self.dimension)  # fmt: skip
 
@@ -219,10 +256,20 @@ class MilvusVectorIndex:
             check_dimension(self.dimension, row.vector)
         started = time.monotonic()
         data = [self._row(r) for r in rows]
-        await self._loaded(lambda: self._db().upsert(self.collection, data))
+        field = self.schema.partition_by
+        groups: dict[str | None, list[dict[str, Any]]] = {}
+        for values in data:
+            part = self._partition({field: values[field]}) if field else None
+            groups.setdefault(part, []).append(values)
+        for part, group in groups.items():
+            await self._upsert(group, part)
         self._wrote(len(data))
         log.debug("vectors.upserted", collection=self.collection, rows=len(data),
                   seconds=round(time.monotonic() - started, 3))  # fmt: skip
+
+    async def _upsert(self, data: list[dict[str, Any]], partition: str | None) -> None:
+        kwargs = {"partition_name": partition} if partition else {}
+        await self._loaded(lambda: self._db().upsert(self.collection, data, **kwargs))
 
     async def delete(self, where: Where, ids: Sequence[str] | None = None) -> None:
         """Delete matching rows (by expression: unknown ids are ignored)."""
@@ -231,7 +278,9 @@ class MilvusVectorIndex:
         if ids is not None and not ids:
             return
         expr = milvus_filter(where, self.schema.primary, ids)
-        await self._loaded(lambda: self._db().delete(self.collection, filter=expr))
+        part = self._partition(where)
+        kwargs = {"partition_name": part} if part else {}
+        await self._loaded(lambda: self._db().delete(self.collection, filter=expr, **kwargs))
 
     @staticmethod
     def _match(
@@ -243,8 +292,10 @@ class MilvusVectorIndex:
         """Every matching row, with `fields`."""
         expr = milvus_filter(where, self.schema.primary)
         out = [self.schema.primary, *fields]
+        part = self._partition(where)
         rows = await self._loaded(
             lambda: self._db().query(self.collection, filter=expr, output_fields=out,
+                                     partition_names=[part] if part else None,
                                      consistency_level=CONSISTENCY)
         )  # fmt: skip
         return [self._match(r[self.schema.primary], 0.0, r, fields) for r in rows]
@@ -258,11 +309,13 @@ class MilvusVectorIndex:
         if k < 1:
             return []
         params = {"params": {"ef": max(self.ef, k)}} if self.schema.index == "HNSW" else {}
+        part = self._partition(where)
         result = await self._loaded(
             lambda: self._db().search(
                 self.collection, data=[self._vector(vector)],
                 filter=milvus_filter(where, self.schema.primary), limit=k,
                 output_fields=list(fields), search_params=params,
+                partition_names=[part] if part else None,
                 consistency_level=CONSISTENCY,  # also for collections made before it was set
             )
         )  # fmt: skip

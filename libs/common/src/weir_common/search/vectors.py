@@ -49,6 +49,13 @@ class VectorSchema:
     #: COSINE, or IP over vectors the adapter scales to unit length: the same similarity,
     #: and Milvus Lite's exact search is ~40% faster with it (10k rows: 10 vs 17 ms).
     metric: Literal["COSINE", "IP"] = "COSINE"
+    #: A string field whose value picks one of `partitions` partitions: the rows with one
+    #: value live in one partition, and a search, query or delete whose filter names one
+    #: value of the field reads only that partition. A row's value must not change under its
+    #: key. None: one partition. (A Milvus Lite search costs time for every row it may
+    #: consider: a user's among 30k rows of others, 37 ms unpartitioned, 3.8 ms in 16.)
+    partition_by: str | None = None
+    partitions: int = 16
 
     def field_names(self) -> list[str]:
         """The scalar fields' names, in schema order."""
