@@ -1,6 +1,7 @@
 """A Milvus collection partitioned by a field: each value's rows live in the one partition it
 hashes to, and what names one value reads only that partition; a collection made before,
-without partitions, is used unpruned and loses nothing."""
+without partitions, is used unpruned and loses nothing; one made a moment ago by another
+process that has not added its partitions yet gets them."""
 
 from __future__ import annotations
 
@@ -90,4 +91,29 @@ async def test_a_collection_made_without_partitions_is_searched_whole(
         assert {f"p{n}" for n in range(4)} <= set(client.list_partitions(name))
         client.close()
     finally:
+        await index.close()
+
+
+async def test_an_empty_collection_without_partitions_gets_them(
+    milvus_env: dict[str, str],
+) -> None:
+    """What a process meets when another one has just made the collection: the partitions
+    are added, and rows go to them."""
+    name = f"race_{uuid.uuid4().hex[:10]}"
+    other = MilvusVectorIndex(milvus_env["MILVUS_URI"], name, 3, replace(SCHEMA, metric="IP"))
+    await other.open()  # made, no partitions, no rows
+    await other.close()
+    index = MilvusVectorIndex(milvus_env["MILVUS_URI"], name, 3, PARTITIONED)
+    await index.open()
+    client = MilvusClient(uri=milvus_env["MILVUS_URI"])
+    try:
+        await index.upsert([_row(u, 0) for u in USERS])
+        for user in USERS:
+            rows = client.query(name, filter=f'user_id == "{user}"', output_fields=["row_id"],
+                                partition_names=[partition_of(user, 4)])  # fmt: skip
+            assert [r["row_id"] for r in rows] == [f"{user}-0"]
+            hits = await index.search(unit(1.0, 0.0, 0.0), 5, {"user_id": user})
+            assert [h.id for h in hits] == [f"{user}-0"]
+    finally:
+        client.close()
         await index.close()

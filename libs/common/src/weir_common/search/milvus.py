@@ -150,18 +150,40 @@ class MilvusVectorIndex:
             except VectorIndexError:  # another process created it at the same moment
                 if not await self._run(lambda: self._db().has_collection(self.collection)):
                     raise
-        await self._find_partitions()
         await self._load()
+        await self._find_partitions()
 
     async def _find_partitions(self) -> None:
+        """Use the schema's partitions: those missing are added (another process made the
+        collection a moment ago and has not yet), unless the collection holds rows outside
+        them (made by an older layout: then it is searched whole)."""
         self._partitioned = False
         if self.schema.partition_by is None:
             return
         names = set(await self._run(lambda: self._db().list_partitions(self.collection)))
-        self._partitioned = names >= set(self._partition_names())
-        if not self._partitioned:
-            log.warning("vectors.unpartitioned", collection=self.collection,
-                        partition_by=self.schema.partition_by)  # fmt: skip
+        missing = [p for p in self._partition_names() if p not in names]
+        if missing:
+            if await self._run(self._default_has_rows):
+                log.warning("vectors.unpartitioned", collection=self.collection,
+                            partition_by=self.schema.partition_by)  # fmt: skip
+                return
+            await self._run(lambda: self._add_partitions(missing))
+            await self._load()
+        self._partitioned = True
+
+    def _default_has_rows(self) -> bool:
+        rows = self._db().query(self.collection, filter="", output_fields=[self.schema.primary],
+                                partition_names=["_default"], limit=1,
+                                consistency_level=CONSISTENCY)  # fmt: skip
+        return bool(rows)
+
+    def _add_partitions(self, names: Sequence[str]) -> None:
+        for name in names:
+            try:
+                self._db().create_partition(self.collection, name)
+            except Exception:  # another process added it at the same moment
+                if not self._db().has_partition(self.collection, name):
+                    raise
 
     def _partition_names(self) -> list[str]:
         return [f"p{n}" for n in range(self.schema.partitions)]
@@ -196,9 +218,6 @@ class MilvusVectorIndex:
                          params=HNSW_PARAMS if hnsw else {})  # fmt: skip
         self._db().create_collection(self.collection, schema=schema, index_params=params,
                                      consistency_level=CONSISTENCY)  # fmt: skip
-        if self.schema.partition_by is not None:
-            for name in self._partition_names():
-                self._db().create_partition(self.collection, name)
         log.info("vectors.collection_created", collection=self.collection,
                  dimension=self.dimension)  # fmt: skip
 
