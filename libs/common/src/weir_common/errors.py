@@ -28,6 +28,13 @@ _TRANSIENT_TYPES: tuple[type[BaseException], ...] = (
     asyncpg.PostgresConnectionError,
     asyncpg.InterfaceError,
     asyncpg.exceptions.CannotConnectNowError,
+    # a server stopping or crashing ends its sessions with these (57P01, 57P02); a query
+    # in flight then fails with one of them instead of a closed connection
+    asyncpg.exceptions.AdminShutdownError,
+    asyncpg.exceptions.CrashShutdownError,
+    # the transaction lost a race (40001, 40P01): the same statements succeed when run again
+    asyncpg.exceptions.SerializationError,
+    asyncpg.exceptions.DeadlockDetectedError,
     asyncpg.exceptions.TooManyConnectionsError,
     asyncpg.exceptions.ConnectionDoesNotExistError,
     redis.exceptions.ConnectionError,
