@@ -32,6 +32,9 @@ def _raised_from(outer: Exception, inner: Exception) -> Exception:
         TimeoutError(),
         asyncpg.CannotConnectNowError("the database system is starting up"),
         asyncpg.ConnectionDoesNotExistError("connection was closed"),
+        asyncpg.exceptions.InternalClientError(
+            "cannot switch to state 15; another operation (2) is in progress"
+        ),
         asyncpg.AdminShutdownError("terminating connection due to administrator command"),
         asyncpg.CrashShutdownError("terminating connection due to crash of another process"),
         asyncpg.SerializationError("could not serialize access"),

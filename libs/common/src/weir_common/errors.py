@@ -28,6 +28,10 @@ _TRANSIENT_TYPES: tuple[type[BaseException], ...] = (
     asyncpg.PostgresConnectionError,
     asyncpg.InterfaceError,
     asyncpg.exceptions.CannotConnectNowError,
+    # a pooled connection whose server ended it mid-reply is left consuming that error, and
+    # its next statement fails "cannot switch to state …; another operation (2) is in
+    # progress"; the pool replaces the connection (seen parking events in the chaos tests)
+    asyncpg.exceptions.InternalClientError,
     # a server stopping or crashing ends its sessions with these (57P01, 57P02); a query
     # in flight then fails with one of them instead of a closed connection
     asyncpg.exceptions.AdminShutdownError,
