@@ -61,10 +61,11 @@ def describe(exc: BaseException) -> tuple[str, str]:
 class RetryPolicy:
     """How long a transiently failing handler is retried before its message is parked.
 
-    The default waits 32.6 s in all (0.2 s doubling, at most 10 s a pause). Six tries, 6.2 s,
-    were shorter than a PostgreSQL restart under load on a slow machine (3 s down plus a
-    3.15 s start): the harness parked a `chat.requested` and its accepted message never got
-    an answer (chaos test, one run in 24)."""
+    The default waits 32.6 s in all (0.2 s doubling, at most 10 s a pause), longer than a
+    PostgreSQL restart under load on a slow machine (3 s down plus a 3.15 s start; six
+    tries were 6.2 s). Which failures are retried at all is `weir_common.errors`'s call: a
+    pooled connection the restart left broken once failed as "poison" there, and an accepted
+    message lost its answer (chaos test, one run in 24)."""
 
     max_tries: int = 9
     base_delay_s: float = 0.2
