@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator
 
+import litellm
 import pytest
 from pydantic import SecretStr
 
@@ -63,6 +64,28 @@ async def test_streaming_text_arrives_in_pieces(llm: ScriptedLLM) -> None:
     assert body["stream"] is True
     assert body["temperature"] == 0.3
     assert [m["role"] for m in body["messages"]] == ["system", "user"]
+
+
+async def test_a_stream_ends_with_the_providers_usage_without_litellms_reassembly(
+    llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stream stops at the finishing chunk once the usage chunk is read: litellm's
+    end-of-stream rebuild of the whole response (for its own success logging) never runs."""
+    builds: list[int] = []
+    real = litellm.stream_chunk_builder
+
+    def counted(*args: object, **kwargs: object) -> object:
+        builds.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(litellm, "stream_chunk_builder", counted)
+    llm.set_script([ScriptRule(match="weather", text="Sunny in Paris.", chunk_words=1)])
+    items = [item async for item in client_for(llm).stream(USER)]
+    end = items[-1]
+    assert isinstance(end, StreamEnd)
+    assert end.usage.prompt_tokens > 0
+    assert end.usage.completion_tokens == len([i for i in items if isinstance(i, TextDelta)])
+    assert builds == []
 
 
 async def test_default_reply_shows_context_and_flash_profile(llm: ScriptedLLM) -> None:
