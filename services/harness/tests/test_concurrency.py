@@ -66,7 +66,9 @@ class PausingRepository(RunRepository):
     async def transaction(self) -> AsyncIterator[RunTx]:
         assert self._pool is not None
         async with self._pool.acquire() as conn, conn.transaction():
-            yield _PausingTx(conn, self)
+            tx = _PausingTx(conn, self)
+            yield tx
+            await tx.write_pending()
 
 
 class FixedClock:

@@ -82,6 +82,38 @@ async def test_an_event_is_processed_once(repo: RunStore) -> None:
         assert await tx.first_time("e2")
 
 
+async def test_a_result_reads_its_run_only_the_first_time(repo: RunStore) -> None:
+    run = make_run()
+    await put(repo, run)
+    async with repo.transaction() as tx:
+        assert await tx.first_get("r1", run.run_id) == run
+        assert await tx.first_get("r1", run.run_id) is None
+        assert await tx.first_get("r2", "nobody") is None
+    async with repo.transaction() as tx:
+        assert await tx.first_get("r1", run.run_id) is None
+        assert not await tx.first_time("r2")  # recorded even though the run was missing
+
+
+async def test_a_saved_run_is_read_back_within_its_transaction(repo: RunStore) -> None:
+    run = make_run()
+    other = make_run("c2")
+    await put(repo, run, other)
+    async with repo.transaction() as tx:
+        loaded = await tx.get(run.run_id)
+        assert loaded is not None
+        loaded.status, loaded.step = RunStatus.RUNNING, "route.requested"
+        await tx.save(loaded)
+        loaded.attempt = 1
+        await tx.save(loaded)  # the latest snapshot of a run saved twice wins
+        await tx.add_step(loaded, "command", "c-1", {"n": 1})
+        other.status = RunStatus.RUNNING
+        await tx.save(other)
+        assert await tx.get(run.run_id) == loaded
+        assert [s["kind"] for s in await tx.step_log(run.run_id)] == ["request", "command"]
+    assert await load(repo, run.run_id) == loaded
+    assert (await load(repo, other.run_id)) == other
+
+
 async def test_a_run_round_trips_and_is_inserted_once(repo: RunStore) -> None:
     run = make_run()
     await put(repo, run)

@@ -100,14 +100,16 @@ class RunService(RunDriver):
     async def on_result(self, result: HarnessResult) -> list[Outgoing]:
         """Snapshot a worker's result and send the next command."""
         out = Out()
+        if result.run_id is None:
+            return []
         async with self._repo.transaction() as tx:
-            if not await tx.first_time(result.event_id) or result.run_id is None:
+            run = await tx.first_get(result.event_id, result.run_id)
+            if run is None:  # a redelivery, or a run "forget me" deleted
                 return []
-            run = await tx.get(result.run_id)
-            if run is not None and run.state.route_sent == result.request_id:
+            if run.state.route_sent == result.request_id:
                 await self._early_route(tx, run, result)
                 return []
-            if run is None or run.pending_event_id != result.request_id:
+            if run.pending_event_id != result.request_id:
                 log.info("result.stale", run_id=result.run_id, type=result.type)
                 return []
             await tx.add_step(run, "result", result.event_id, result.model_dump(mode="json"))

@@ -46,6 +46,9 @@ class MemoryRunTx:
         self._t.processed.add(event_id)
         return True
 
+    async def first_get(self, event_id: str, run_id: str) -> Run | None:
+        return await self.get(run_id) if await self.first_time(event_id) else None
+
     async def insert(self, run: Run) -> bool:
         if run.run_id in self._t.runs:
             return False

@@ -1,8 +1,9 @@
 """The writes a run transaction holds back, and the connection that writes them first.
 
-A transition appends a few step-log rows and outbox events; `PendingWrites` writes all of
-them with one statement, and `InOrder` (the connection the transaction's statements use)
-does so before any other statement, so the transaction reads what it wrote.
+A transition saves the run's snapshot and appends a few step-log rows and outbox events;
+`PendingWrites` writes all of them with one statement, and `InOrder` (the connection the
+transaction's statements use) does so before any other statement, so the transaction reads
+what it wrote.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ import asyncpg
 
 OUTBOX_CHANNEL = "weir_harness_outbox"  # NOTIFYed on commit of new outbox rows
 
-# One statement for every held-back step-log row and outbox event of a transaction: steps
-# numbered after the run's last one in the order they were added, events in theirs (the
-# outbox's id orders a run's events), and a NOTIFY when there are events.
+# One statement for every held-back run snapshot, step-log row and outbox event of a
+# transaction: the runs' latest snapshots, steps numbered after the run's last one in the
+# order they were added, events in theirs (the outbox's id orders a run's events), and a
+# NOTIFY when there are events.
 _WRITE_PENDING = """
 WITH s AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[])
@@ -28,6 +30,17 @@ WITH s AS (
             + row_number() OVER (PARTITION BY s.run_id ORDER BY s.ord),
         s.step, s.attempt, s.kind, s.event_id, s.payload::jsonb
     FROM s
+), saved AS (
+    UPDATE runs SET conversation_id = r.conversation_id, user_id = r.user_id,
+        status = r.status, request = r.request::jsonb, state = r.state::jsonb, step = r.step,
+        pending_event_id = r.pending_event_id, attempt = r.attempt, deadline = r.deadline,
+        retry_at = r.retry_at, traceparent = r.traceparent, error = r.error, updated_at = now()
+    FROM unnest($13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[],
+        $19::text[], $20::text[], $21::int[], $22::timestamptz[], $23::timestamptz[],
+        $24::text[], $25::text[])
+        AS r(run_id, conversation_id, user_id, status, request, state, step,
+            pending_event_id, attempt, deadline, retry_at, traceparent, error)
+    WHERE runs.run_id = r.run_id
 ), events AS (
     INSERT INTO outbox (namespace, run_id, topic, event, traceparent)
     SELECT $7, e.run_id, e.topic, e.event::jsonb, e.traceparent
@@ -46,20 +59,28 @@ class PendingWrites:
 
     steps: list[tuple[str, str, int, str, str, str]] = field(default_factory=list)
     events: list[tuple[str, str | None, str, str | None]] = field(default_factory=list)
+    #: the latest snapshot of each run saved (the 13 columns of `pg_tx._values`, JSON as text)
+    runs: dict[str, tuple[Any, ...]] = field(default_factory=dict)
 
     async def write(self, conn: asyncpg.Connection, namespace: str) -> None:
         """Write them all (one statement), and forget them."""
-        if not self.steps and not self.events:
+        if not self.steps and not self.events and not self.runs:
             return
-        steps, events = self.steps, self.events
-        self.steps, self.events = [], []
+        steps, events, runs = self.steps, self.events, list(self.runs.values())
+        self.steps, self.events, self.runs = [], [], {}
         await conn.execute(
             _WRITE_PENDING,
-            *(list(column) for column in zip(*steps, strict=True)) if steps else ([],) * 6,
+            *_columns(steps, 6),
             namespace,
-            *(list(column) for column in zip(*events, strict=True)) if events else ([],) * 4,
+            *_columns(events, 4),
             OUTBOX_CHANNEL,
+            *_columns(runs, 13),
         )
+
+
+def _columns(rows: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
+    """`rows` as `width` column arrays (for `unnest`)."""
+    return [list(column) for column in zip(*rows, strict=True)] if rows else [[]] * width
 
 
 class InOrder:

@@ -33,6 +33,11 @@ class RunTransaction(Protocol):
         """Record `event_id` as processed; False when it already was (a redelivery)."""
         ...
 
+    async def first_get(self, event_id: str, run_id: str) -> Run | None:
+        """`first_time(event_id)`, then `get(run_id)` when it was: the run, locked, or None
+        on a redelivery or when there is no such run (one round trip where it can be)."""
+        ...
+
     async def insert(self, run: Run) -> bool:
         """Store a new run; False when a run with that id exists."""
         ...

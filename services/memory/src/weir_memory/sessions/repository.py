@@ -129,6 +129,19 @@ class SessionStore:
             )
         return _session(row, self.embedder) if row else None
 
+    async def of_conversations(
+        self, user_id: str, conversation_ids: Sequence[str]
+    ) -> dict[str, Session]:
+        """The user's sessions of these conversations, by conversation id (one query)."""
+        async with self._db.connection() as conn:
+            rows = await conn.fetch(
+                f"SELECT {_SESSION} FROM memory_sessions"  # noqa: S608 - constant columns
+                " WHERE user_id = $1 AND conversation_id = ANY($2::text[])",
+                user_id,
+                list(conversation_ids),
+            )
+        return {r["conversation_id"]: _session(r, self.embedder) for r in rows}
+
     async def of_user(
         self, user_id: str, limit: int = 50, since: datetime | None = None
     ) -> list[Session]:

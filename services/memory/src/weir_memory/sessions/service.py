@@ -127,9 +127,10 @@ class SessionMemory:
         chosen = list(_group(hits, max_sessions).items())
         chats = {c.run_id: c for c in await self.store.chats_by_run(
             user_id, [r for _, runs in chosen for r in runs])}  # fmt: skip
+        sessions = await self.store.of_conversations(user_id, [c for c, _ in chosen])
         lines = []
         for conversation_id, runs in chosen:
-            session = await self.store.get(user_id, conversation_id)
+            session = sessions.get(conversation_id)
             if session is not None:
                 lines.append(render_session(session))
                 lines.extend(render_chat(chats[r]) for r in runs if r in chats)
