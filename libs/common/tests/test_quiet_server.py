@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -10,6 +12,7 @@ import time
 import httpx
 import pytest
 
+from weir_common.quiet_server import listening_socket
 from weir_deploy.base import free_port
 
 pytestmark = pytest.mark.integration
@@ -66,3 +69,29 @@ def test_a_signal_stops_the_server_long_before_its_tick(sig: signal.Signals) -> 
         assert proc.returncode in (0, -sig)
     finally:
         proc.kill()
+
+
+async def test_connections_accepted_on_asyncios_loop_send_without_delay() -> None:
+    """A listening socket that says it is TCP gets TCP_NODELAY on asyncio's own loop too:
+    without it every small response waited for the client's delayed ACK (~40 ms)."""
+    seen: asyncio.Queue[int] = asyncio.Queue()
+
+    async def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock = writer.get_extra_info("socket")
+        await seen.put(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+        writer.close()
+
+    listener = listening_socket("127.0.0.1", 0)
+    server = await asyncio.start_server(accepted, sock=listener)
+    async with server:
+        port = listener.getsockname()[1]
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        assert await asyncio.wait_for(seen.get(), 5) == 1
+        writer.close()
+
+
+def test_a_taken_port_is_an_error_and_leaks_no_socket() -> None:
+    first = listening_socket("127.0.0.1", 0)
+    first.listen()
+    with first, pytest.raises(OSError, match="in use"):
+        listening_socket("127.0.0.1", first.getsockname()[1])

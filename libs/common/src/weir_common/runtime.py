@@ -11,7 +11,6 @@ naming it, not a traceback.
 from __future__ import annotations
 
 import asyncio
-import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -24,7 +23,7 @@ from faststream.kafka import KafkaBroker
 
 from weir_common.bus import KafkaCredentials, client_options, ensure_topics, wait_until_assigned
 from weir_common.metrics.http import HTTPMetrics, metrics_router
-from weir_common.quiet_server import QuietServer
+from weir_common.quiet_server import QuietServer, listening_socket
 from weir_common.readiness import Check, Readiness
 from weir_common.settings import WeirSettings
 
@@ -155,10 +154,8 @@ def serve(
         raise SystemExit(1) from None
     # bind before the lifespan starts: a port chosen for us must not be lost to one of our
     # own outgoing connections while the broker starts
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((settings.service_host, settings.service_port))
+        sock = listening_socket(settings.service_host, settings.service_port)
     except OSError as exc:
         print(f"weir: cannot start: port {settings.service_port} is taken: {exc}", file=sys.stderr)
         raise SystemExit(1) from None

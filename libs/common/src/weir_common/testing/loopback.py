@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 from collections.abc import AsyncIterator, Iterator
 
 import uvicorn
 from fastapi import FastAPI
+
+from weir_common.quiet_server import listening_socket
 
 
 class _InProcessServer(uvicorn.Server):
@@ -22,9 +23,7 @@ class _InProcessServer(uvicorn.Server):
 @contextlib.asynccontextmanager
 async def serve_on_loopback(app: FastAPI) -> AsyncIterator[str]:
     """Run `app` on 127.0.0.1 and yield its base URL; stop it on exit."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock = listening_socket("127.0.0.1", 0)
     port = int(sock.getsockname()[1])
     config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
     server = _InProcessServer(config)

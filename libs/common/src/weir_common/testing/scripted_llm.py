@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
@@ -26,6 +25,7 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from weir_common.quiet_server import listening_socket
 from weir_common.testing.openai_wire import sse_stream, whole_completion
 from weir_common.testing.script import (
     ScriptRule,
@@ -152,9 +152,7 @@ class ScriptedLLM:
         self.state.reset()
 
     async def __aenter__(self) -> ScriptedLLM:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self._host, 0))
+        sock = listening_socket(self._host, 0)
         self.port = int(sock.getsockname()[1])
         config = uvicorn.Config(
             create_app(self.state),
