@@ -8,6 +8,9 @@ long-term memory or preferences (F38).
 
 from __future__ import annotations
 
+import asyncio
+from typing import TypeVar
+
 import structlog
 
 from weir_common.events import (
@@ -26,6 +29,15 @@ from .sessions.recall import Focus
 from .summary import Summarizer
 
 log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
+
+
+async def _none(value: T) -> T:
+    """`value`, awaitable: a read there is nothing to read for."""
+    return value
+
+
 FOCUS = "recall_focus"
 FOCUS_TURN = "recall_focus_turn"
 #: How many turns after an explicit recall a short "xxx 呢？" still refers to that session.
@@ -59,19 +71,11 @@ class MemoryService:
         session's rolling summary before (the first `window` turns). A private request reads
         memories without marking them as accessed."""
         cid = cmd.conversation_id
-        history = await self.stm.recent(cid) if cid else []
-        summary = await self.stm.summary(cid) if cid else None
-        found = Recollection()
-        if self.long_term is not None and cmd.user_id:
-            pending = getattr(self.long_term, "pending", None)
-            if pending is not None:  # the user's earlier turns elsewhere are analysed first
-                await pending.settled(cmd.user_id, self._analysis_wait_s, cid)
-            focus = await self._focus(cid) if cid else None
-            found = await self.long_term.recollect(
-                cmd.user_id, cid, cmd.query, focus, touch=not cmd.private
-            )
-            if cid and found.recall and found.recall.focus:
-                await self._set_focus(cid, found.recall.focus)
+        history, summary, found = await asyncio.gather(  # short- and long-term at once
+            self.stm.recent(cid) if cid else _none([]),
+            self.stm.summary(cid) if cid else _none(None),
+            self._recollect(cmd),
+        )
         chinese = is_chinese(cmd.query)
         recall = context.recall_block(found.recall, chinese)
         return MemoryContext(
@@ -90,6 +94,22 @@ class MemoryService:
                 chinese=chinese,
             ),
         )  # fmt: skip
+
+    async def _recollect(self, cmd: MemoryContextRequested) -> Recollection:
+        """What long-term memory holds for the turn (nothing without it or a user)."""
+        cid = cmd.conversation_id
+        if self.long_term is None or not cmd.user_id:
+            return Recollection()
+        pending = getattr(self.long_term, "pending", None)
+        if pending is not None:  # the user's earlier turns elsewhere are analysed first
+            await pending.settled(cmd.user_id, self._analysis_wait_s, cid)
+        focus = await self._focus(cid) if cid else None
+        found = await self.long_term.recollect(
+            cmd.user_id, cid, cmd.query, focus, touch=not cmd.private
+        )
+        if cid and found.recall and found.recall.focus:
+            await self._set_focus(cid, found.recall.focus)
+        return found
 
     async def _focus(self, conversation_id: str) -> Focus | None:
         """The session recalled last; fresh for `FOLLOW_UP_TURNS` turns after the recall."""

@@ -10,6 +10,7 @@ deleted meanwhile drops out) and must be at least `min_similarity` close to the 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -81,12 +82,12 @@ class TurnLog:
         """The user's best `n` turns by meaning, by words and (given a window) by time; not
         those of the `current` conversation (its recent turns are in the prompt already,
         the older ones in its summary)."""
-        hits = await self._index.search(user_id, ["chat"], vector, n)
+        hits, lexical, timed = await asyncio.gather(  # by meaning, by words, by time at once
+            self._index.search(user_id, ["chat"], vector, n),
+            self.lexical.search(user_id, query, n),
+            self._in_window(user_id, window),
+        )
         dense = [run_of(h.id) for h in hits]
-        lexical = await self.lexical.search(user_id, query, n)
-        timed: list[LoggedChat] = []
-        if window is not None:
-            timed = await self.store.between(user_id, window[0], window[1], WINDOW_SCAN)
         chats = {c.run_id: c for c in timed}
         wanted = [r for r in dict.fromkeys([*dense, *lexical]) if r not in chats]
         chats |= {c.run_id: c for c in await self.store.by_run(user_id, wanted)}
@@ -103,6 +104,11 @@ class TurnLog:
             (in_time, self._weights.window),
         ]
         return Candidates([(runs, w) for runs, w in rankings if runs], {r: chats[r] for r in close})
+
+    async def _in_window(self, user_id: str, window: Window | None) -> list[LoggedChat]:
+        if window is None:
+            return []
+        return await self.store.between(user_id, window[0], window[1], WINDOW_SCAN)
 
     async def expire(self, batch: int = 500) -> int:
         """Remove turns older than the retention (none when it is unset); how many."""

@@ -8,6 +8,7 @@ session, the memory (deduplicated), then consolidation after every few new memor
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -191,16 +192,17 @@ class LongTermMemory:
         other conversations than `current`, fused; `touch` marks the memories shown as
         accessed."""
         n = self._fusion.candidates(k)
-        selection = await topics.select(
+        selecting = topics.select(
             query, self._query_vector,
             lambda v: self.semantic.recall(user_id, v, touch=False, top_k=n), vector, n,
         )  # fmt: skip
         if self.log is None:
+            selection = await selecting
             entries = [Entry(r.score, r) for r in selection.memories[:k]]
-        else:
-            found = await self.log.candidates(
+        else:  # the memories and the log's turns are searched at once
+            selection, found = await asyncio.gather(selecting, self.log.candidates(
                 user_id, query, vector, n, window=window(query, self._clock()), current=current
-            )
+            ))  # fmt: skip
             entries = fuse(
                 selection.memories, found.rankings, found.chats, k,
                 memory_weight=self._fusion.memory_weight,
