@@ -15,6 +15,7 @@ from weir_common.llm import (
     LLMError,
     LLMSettings,
     StreamEnd,
+    StreamItem,
     TextDelta,
     ToolCall,
     ToolCallsReady,
@@ -35,6 +36,10 @@ USER = [
 async def llm() -> AsyncIterator[ScriptedLLM]:
     async with ScriptedLLM() as server:
         yield server
+
+
+async def collect_items(stream: AsyncIterator[StreamItem]) -> list[StreamItem]:
+    return [item async for item in stream]
 
 
 def client_for(server: ScriptedLLM, timeout_s: float = 30.0) -> LiteLLMClient:
@@ -86,6 +91,17 @@ async def test_a_stream_ends_with_the_providers_usage_without_litellms_reassembl
     assert end.usage.prompt_tokens > 0
     assert end.usage.completion_tokens == len([i for i in items if isinstance(i, TextDelta)])
     assert builds == []
+
+
+async def test_a_provider_that_reports_no_usage_gets_litellms_count(llm: ScriptedLLM) -> None:
+    llm.set_script(
+        [ScriptRule(match="weather", text="Sunny in Paris.", chunk_words=1, reports_usage=False)]
+    )
+    end = (await collect_items(client_for(llm).stream(USER)))[-1]
+    assert isinstance(end, StreamEnd)
+    assert end.finish_reason == "stop"
+    assert end.usage.prompt_tokens > 0
+    assert end.usage.completion_tokens > 0
 
 
 async def test_default_reply_shows_context_and_flash_profile(llm: ScriptedLLM) -> None:

@@ -209,7 +209,8 @@ async def read_usage(response: Any) -> Usage | None:
     priced the whole response again for its own success logging (a worker thread, ~5 ms of
     CPU per call, ~10% of the router's CPU under load). weir logs and traces usage itself, so
     the rest of the provider's stream (the usage chunk, then its end) is read here from the
-    stream litellm wraps; a response without one is read on through litellm as before."""
+    stream litellm wraps. Without a usage chunk from the provider, litellm's own count is
+    read, as before."""
     raw = getattr(response, "completion_stream", None)
     if raw is None or not hasattr(raw, "__aiter__"):
         usage: Usage | None = None
@@ -222,6 +223,9 @@ async def read_usage(response: Any) -> Usage | None:
         found = parse_usage(field(chunk, "usage")) or found
     async for chunk in raw:
         found = parse_usage(field(chunk, "usage")) or found
+    if found is None:  # a provider that reports none: litellm counts it as its stream ends
+        async for chunk in response:
+            found = parse_usage(field(chunk, "usage")) or found
     return found
 
 

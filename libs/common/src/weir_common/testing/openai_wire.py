@@ -47,7 +47,7 @@ async def sse_stream(body: dict[str, Any], rule: ScriptRule | None) -> AsyncIter
             await asyncio.sleep(rule.token_delay_s)
         yield _chunk(cid, model, {"tool_calls": deltas})
     yield _chunk(cid, model, {}, "tool_calls" if rule.tool_calls else "stop")
-    if (body.get("stream_options") or {}).get("include_usage"):
+    if rule.reports_usage and (body.get("stream_options") or {}).get("include_usage"):
         usage = {"prompt_tokens": count_tokens(body), "completion_tokens": len(pieces)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         payload = {

@@ -46,6 +46,8 @@ class ScriptRule(BaseModel):
     status: int = 500
     once: bool = False
     with_tools: bool | None = None
+    #: False: a stream carries no usage even when asked for it (some local servers)
+    reports_usage: bool = True
 
 
 @dataclass
