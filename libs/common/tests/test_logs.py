@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from weir_common.bus import make_broker, publish, subscriber_options
 from weir_common.events import RouteRequested
-from weir_common.logs import setup_logging
+from weir_common.logs import Repeats, formatter, setup_logging
 from weir_common.topics import Topics
 
 pytestmark = pytest.mark.unit
@@ -123,3 +123,35 @@ def test_faststreams_per_message_lines_are_debug_by_default(lines: io.StringIO) 
     broker.config.logger.log("Processed", extra={"topic": "t1", "message_id": "m1"})
     logging.getLogger("faststream.weir.logtest").error("a failure is still logged")
     assert [r["event"] for r in _records(lines)] == ["a failure is still logged"]
+
+
+def test_a_kafka_client_error_repeated_every_retry_is_written_once(lines: io.StringIO) -> None:
+    for _ in range(50):  # what each retry of a consumer writes while the broker is down
+        logging.getLogger("aiokafka.client").error("Unable connect to node with id %s", 1)
+    logging.getLogger("weir.other").error("Unable connect to node with id %s", 1)
+    logging.getLogger("weir.other").error("Unable connect to node with id %s", 1)
+    written = _records(lines)
+    assert [(r["logger"], r["event"]) for r in written] == [
+        ("aiokafka.client", "Unable connect to node with id 1"),
+        ("weir.other", "Unable connect to node with id 1"),
+        ("weir.other", "Unable connect to node with id 1"),
+    ]
+
+
+def test_a_repeat_after_the_window_says_how_many_were_left_out() -> None:
+    now = [0.0]
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(formatter(as_json=True))
+    handler.addFilter(Repeats(("kafka",), window_s=30.0, clock=lambda: now[0]))
+    log = logging.getLogger("kafka.conn.test")
+    log.propagate = False
+    log.addHandler(handler)
+    try:
+        for t in (0.0, 1.0, 2.0, 29.0, 31.0, 32.0):
+            now[0] = t
+            log.warning("broker gone")
+    finally:
+        log.removeHandler(handler)
+    written = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [r.get("repeated") for r in written] == [None, 3]

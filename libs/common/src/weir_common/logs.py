@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -22,6 +24,9 @@ from structlog.typing import EventDict, Processor, WrappedLogger
 
 #: libraries that log too much at INFO for a service's steady state
 QUIET = ("aiokafka", "kafka", "LiteLLM", "httpx", "httpcore", "uvicorn.access")
+#: libraries that repeat one error line per retry while an engine is down (aiokafka: each
+#: consumer's coordinator, fetcher and metadata loops, every `retry_backoff_ms`)
+REPEATING = ("aiokafka", "kafka")
 #: loggers that ship their own handlers (and stop propagation): made to use ours instead
 OWN_HANDLERS = ("faststream", "faststream.access", "faststream.access.kafka", "uvicorn")
 
@@ -39,6 +44,42 @@ def drop_color_message(_: WrappedLogger, __: str, event_dict: EventDict) -> Even
     """Drop uvicorn's ANSI-coloured copy of the message (an `extra` of its records)."""
     event_dict.pop("color_message", None)
     return event_dict
+
+
+class Repeats(logging.Filter):
+    """Lets a record of the `loggers` (and their children) through once per `window_s`:
+    the same logger, level and text again within the window is counted, not written, and
+    the next one written after it says how many were left out (`repeated`). Records of
+    other loggers pass. A Kafka outage wrote ~100 identical error lines a second per
+    service (89 MB in one harness log); now one per message per window."""
+
+    def __init__(
+        self,
+        loggers: tuple[str, ...],
+        window_s: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__()
+        self._prefixes = tuple(f"{name}." for name in loggers)
+        self._names = set(loggers)
+        self._window_s, self._clock = window_s, clock
+        self._seen: dict[tuple[str, int, str], tuple[float, int]] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name not in self._names and not record.name.startswith(self._prefixes):
+            return True
+        key = (record.name, record.levelno, record.getMessage())
+        now = self._clock()
+        last = self._seen.get(key)
+        if last is not None and now - last[0] < self._window_s:
+            self._seen[key] = (last[0], last[1] + 1)
+            return False
+        if last is not None and last[1]:
+            record.repeated = last[1]
+        if len(self._seen) > 1000:  # messages whose text keeps changing: forget old ones
+            self._seen = {k: v for k, v in self._seen.items() if now - v[0] < self._window_s}
+        self._seen[key] = (now, 0)
+        return True
 
 
 def _shared() -> list[Processor]:
@@ -74,6 +115,7 @@ def setup_logging(
     """Route stdlib and structlog records through one renderer, tagged with the service."""
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(formatter(as_json))
+    handler.addFilter(Repeats(REPEATING))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
