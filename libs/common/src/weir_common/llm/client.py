@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import structlog
@@ -124,8 +124,6 @@ class LiteLLMClient:
                     usage = parse_usage(field(chunk, "usage")) or usage
                     model_name = field(chunk, "model") or model_name
                     choices = field(chunk, "choices") or []
-                    if not choices and field(chunk, "usage") is not None:
-                        break  # the usage chunk ends the stream (`include_usage`)
                     for choice in choices:
                         finish_reason = field(choice, "finish_reason") or finish_reason
                         delta = field(choice, "delta")
@@ -211,21 +209,23 @@ async def read_usage(response: Any) -> Usage | None:
     the rest of the provider's stream (the usage chunk, then its end) is read here from the
     stream litellm wraps. Without a usage chunk from the provider, litellm's own count is
     read, as before."""
-    raw = getattr(response, "completion_stream", None)
-    if raw is None or not hasattr(raw, "__aiter__"):
-        usage: Usage | None = None
+    # what litellm read already (it may have read a provider's stream to its end), then the
+    # rest of the provider's stream, then (no usage from the provider) litellm's own count
+    found = _last_usage(getattr(response, "chunks", None) or (), None)
+    raw: Any = getattr(response, "completion_stream", None)
+    if hasattr(raw, "__aiter__"):
+        async for chunk in raw:
+            found = _last_usage((chunk,), found)
+    if found is None:
         async for chunk in response:
-            usage = parse_usage(field(chunk, "usage")) or usage
-        return usage
-    # litellm may have read a provider's stream to its end before handing out the finish
-    found: Usage | None = None
-    for chunk in getattr(response, "chunks", None) or ():
+            found = _last_usage((chunk,), found)
+    return found
+
+
+def _last_usage(chunks: Iterable[Any], found: Usage | None) -> Usage | None:
+    """The usage of the last of `chunks` that has one, else `found`."""
+    for chunk in chunks:
         found = parse_usage(field(chunk, "usage")) or found
-    async for chunk in raw:
-        found = parse_usage(field(chunk, "usage")) or found
-    if found is None:  # a provider that reports none: litellm counts it as its stream ends
-        async for chunk in response:
-            found = parse_usage(field(chunk, "usage")) or found
     return found
 
 

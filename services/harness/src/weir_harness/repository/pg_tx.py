@@ -113,12 +113,9 @@ class RunTx(RecordStatements):
 
     async def save(self, run: Run) -> None:
         """Write the run's current state (the snapshot), with the held-back writes."""
-        values = _values(run)
-        self._pending.runs[run.run_id] = (
-            *values[:4],
-            json.dumps(values[4]),
-            json.dumps(values[5]),
-            *values[6:],
+        # `unnest` takes the JSON columns as text (the jsonb codec is for single values)
+        self._pending.runs[run.run_id] = tuple(
+            json.dumps(v) if isinstance(v, dict) else v for v in _values(run)
         )
 
     async def add_step(
