@@ -36,8 +36,18 @@ SCHEMA = VectorSchema(
     ),
 )
 
-#: memory's layout: IP over unit vectors, each user's rows in one of a few partitions
-PARTITIONED = replace(SCHEMA, metric="IP", partition_by="user_id", partitions=4)
+#: memory's layout: IP over unit vectors, each user's rows in one of a few partitions, the
+#: fields filters name indexed
+PARTITIONED = replace(
+    SCHEMA,
+    fields=tuple(
+        replace(f, indexed=True) if f.name in {"user_id", "kind", "session_id"} else f
+        for f in SCHEMA.fields
+    ),
+    metric="IP",
+    partition_by="user_id",
+    partitions=4,
+)
 
 
 def unit(*xs: float) -> list[float]:

@@ -82,7 +82,8 @@ def milvus_filter(where: Where, primary: str = "id", ids: Sequence[str] | None =
 
 
 class MilvusVectorIndex:
-    """One Milvus collection (cosine, or IP over unit vectors; FLAT or HNSW per the schema)."""
+    """One Milvus collection (cosine, or IP over unit vectors; FLAT or HNSW per the schema;
+    an INVERTED index on each `indexed` field, made with the collection)."""
 
     def __init__(
         self,
@@ -216,6 +217,9 @@ class MilvusVectorIndex:
         params.add_index(field_name="vector", index_type=self.schema.index,
                          metric_type=self.schema.metric,
                          params=HNSW_PARAMS if hnsw else {})  # fmt: skip
+        for f in self.schema.fields:
+            if f.indexed:  # a filter on it reads the index, not every row's value
+                params.add_index(field_name=f.name, index_type="INVERTED")
         self._db().create_collection(self.collection, schema=schema, index_params=params,
                                      consistency_level=CONSISTENCY)  # fmt: skip
         log.info("vectors.collection_created", collection=self.collection,

@@ -31,11 +31,13 @@ class VectorField:
     """A scalar field: a string of at most `max_length` UTF-8 bytes, or an integer.
 
     `truncate`: cut longer strings (a text kept for display) instead of refusing the row.
+    `indexed`: a field filters name often; engines with scalar indexes keep one on it.
     """
 
     name: str
     max_length: int | None = 1024  # None: a 64-bit integer
     truncate: bool = False
+    indexed: bool = False
 
 
 @dataclass(frozen=True)
