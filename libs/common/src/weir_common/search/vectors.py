@@ -31,7 +31,7 @@ class VectorField:
     """A scalar field: a string of at most `max_length` UTF-8 bytes, or an integer.
 
     `truncate`: cut longer strings (a text kept for display) instead of refusing the row.
-    `indexed`: a field filters name often; engines with scalar indexes keep one on it.
+    `indexed`: filters name it often; engines with scalar indexes keep one on it.
     """
 
     name: str
