@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+import asyncpg
 import pytest
 
 from weir_memory.longterm.models import Analysis, Category
 
 if TYPE_CHECKING:
+    from weir_memory.longterm.ledger import Ledger
     from weir_memory.longterm.service import LongTermMemory
+    from weir_memory.settings import MemorySettings
 
     from .conftest import WallClock
 
@@ -54,3 +57,32 @@ async def test_memories_noted_while_a_consolidation_runs_stay_pending(
         assert await ledger.add_new_items(user, [later]) == [*first, later]
     await asyncio.wait_for(running, TIMEOUT_S)
     assert await ledger.add_new_items(user, []) == [later]
+
+
+async def test_a_user_lock_is_held_in_its_block_and_gone_when_it_exits(
+    long_term: LongTermMemory, user: str, memory_settings: MemorySettings
+) -> None:
+    ledger = long_term.ledger
+    conn = await asyncpg.connect(memory_settings.database_url)
+
+    async def held() -> int:  # advisory locks on the key, granted to anyone
+        return int(await conn.fetchval(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+            " AND ((classid::bigint << 32) | objid::bigint) = hashtext($1)::bigint",
+            f"memory:{user}"))  # fmt: skip
+
+    try:
+        async with ledger.user_lock(user):
+            assert await held() == 1
+            second = asyncio.create_task(_hold(ledger, user))
+            await asyncio.sleep(0.3)
+            assert not second.done()  # waits for the first holder
+        await asyncio.wait_for(second, TIMEOUT_S)
+        assert await held() == 0  # released when the block exited, no unlock of its own
+    finally:
+        await conn.close()
+
+
+async def _hold(ledger: Ledger, user: str) -> None:
+    async with ledger.user_lock(user):
+        pass

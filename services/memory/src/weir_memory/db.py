@@ -81,14 +81,14 @@ class Database:
         """Hold the advisory lock `key` across replicas (waits for it; one holder at a time).
 
         At most `lock_slots` locks are held or awaited at once by this process; more callers
-        wait for a slot without holding anything.
+        wait for a slot without holding anything. The lock ends with the block: the pool's
+        reset of the connection it takes back (`pg_advisory_unlock_all()`, awaited before
+        the block exits; a connection that fails it is closed) releases it, with no round
+        trip of its own.
         """
         if self._locks is None:
             raise RuntimeError("Database.open() was not called")
         with pg_errors():
             async with self._locks.acquire() as conn:
                 await conn.execute("SELECT pg_advisory_lock(hashtext($1))", key)
-                try:
-                    yield
-                finally:  # a failed unlock is undone anyway: the pool resets the connection
-                    await conn.execute("SELECT pg_advisory_unlock(hashtext($1))", key)
+                yield
