@@ -93,9 +93,10 @@ class TurnLog:
         chats |= {c.run_id: c for c in await self.store.by_run(user_id, wanted)}
         chats = {r: c for r, c in chats.items() if c.conversation_id != current}
         timed = [c for c in timed if c.conversation_id != current]
-        embedded = [r for r, c in chats.items() if c.embedding]
-        sims = dict.fromkeys(chats, 0.0) | dict(zip(embedded, self._similarity.to_each(
-            vector, [chats[r].embedding for r in embedded]), strict=True))  # fmt: skip
+        embedded = {r: c.embedding for r, c in chats.items() if c.embedding}
+        sims = dict.fromkeys(chats, 0.0)  # a turn without a vector is close to nothing
+        near = self._similarity.to_each(vector, [*embedded.values()])
+        sims.update(zip(embedded, near, strict=True))
         close = {r for r, sim in sims.items() if sim >= self._min_similarity}
         in_time = sorted((c.run_id for c in timed), key=lambda r: -sims[r])[:n]
         close |= set(in_time)  # a turn of the time asked about needs no other closeness
