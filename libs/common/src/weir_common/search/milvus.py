@@ -220,8 +220,11 @@ class MilvusVectorIndex:
         for f in self.schema.fields:
             if f.indexed:  # a filter on it reads the index, not every row's value
                 params.add_index(field_name=f.name, index_type="INVERTED")
-        self._db().create_collection(self.collection, schema=schema, index_params=params,
+        self._db().create_collection(self.collection, schema=schema,
                                      consistency_level=CONSISTENCY)  # fmt: skip
+        # not waited for: an empty collection's index is ready at once, and pymilvus's wait
+        # sleeps 0.5 s before its first look, per index (2 s for a collection of four)
+        self._db().create_index(self.collection, params, sync=False)
         log.info("vectors.collection_created", collection=self.collection,
                  dimension=self.dimension)  # fmt: skip
 
