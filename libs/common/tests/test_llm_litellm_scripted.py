@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator
 
-import litellm
 import pytest
 from pydantic import SecretStr
 
@@ -22,6 +21,7 @@ from weir_common.llm import (
     ToolSpec,
     collect,
 )
+from weir_common.llm.litellm_support import import_litellm
 from weir_common.testing import ScriptedLLM, ScriptRule, ScriptToolCall
 
 pytestmark = pytest.mark.integration
@@ -77,11 +77,12 @@ async def test_a_stream_ends_with_the_providers_usage_without_litellms_reassembl
     """The stream stops at the finishing chunk once the usage chunk is read: litellm's
     end-of-stream rebuild of the whole response (for its own success logging) never runs."""
     builds: list[int] = []
+    litellm = import_litellm()  # the product's quiet import (no price list from the network)
     real = litellm.stream_chunk_builder
 
     def counted(*args: object, **kwargs: object) -> object:
         builds.append(1)
-        return real(*args, **kwargs)  # type: ignore[arg-type]
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(litellm, "stream_chunk_builder", counted)
     llm.set_script([ScriptRule(match="weather", text="Sunny in Paris.", chunk_words=1)])
