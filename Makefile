@@ -12,7 +12,7 @@ UV := python3 -m uv
         lint format contract settings-doc bench bench-soak bench-profile stack-up stack-down doctor clean
 
 help:  ## list the targets
-	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-24s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9_-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-24s %s\n", $$1, $$2}'
 
 ## --- set-up -------------------------------------------------------------------------------
 setup:  ## install system engines (apt), uv, and the locked Python workspace
@@ -51,12 +51,12 @@ test-unit:  ## fast tests, no network
 test-integration:  ## real engines on loopback, Apache Kafka (two workers, a module each: its engines stay its own)
 	KAFKA_IMPL=apache $(PYTEST) -m integration -q -n 2 --dist loadfile
 
-test-integration-tansu:  ## the broker-facing tests and a chat end-to-end again on tansu (an option)
-	KAFKA_IMPL=tansu $(PYTEST) -m "broker or e2e" -q libs/common/tests deploy/tests services \
-		tests/e2e/test_chat_turns.py
+test-integration-tansu:  ## the broker-facing tests and a chat end-to-end again on tansu (an option; two workers)
+	KAFKA_IMPL=tansu $(PYTEST) -m "broker or e2e" -q -n 2 --dist loadfile libs/common/tests \
+		deploy/tests services tests/e2e/test_chat_turns.py
 
-test-e2e: traces-env  ## the whole product as separate processes over Apache Kafka, and the web UI in Chromium
-	KAFKA_IMPL=apache $(PYTEST) -m "e2e or browser" -q
+test-e2e: traces-env  ## the whole product as separate processes over Apache Kafka, and the web UI in Chromium (two workers: the shared product's tests, and those starting their own)
+	KAFKA_IMPL=apache $(PYTEST) -m "e2e or browser" -q -n 2 --dist loadgroup tests
 
 test-browser:  ## only the web UI in headless Chromium (against its own start of the product)
 	KAFKA_IMPL=apache $(PYTEST) -m browser -q tests/browser

@@ -93,3 +93,16 @@ async def product(
     )
     async with services:
         yield services
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist names the groups in the node ids
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under xdist's `--dist loadgroup` (`make test-e2e`), every end-to-end and browser test
+    runs on the worker of the shared `product`, except the modules marked
+    `xdist_group("own")`, which start their own services (a product of their own, the
+    offline product) and run on the other: each worker starts what its tests need, once."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None and (
+            item.get_closest_marker("e2e") or item.get_closest_marker("browser")
+        ):
+            item.add_marker(pytest.mark.xdist_group("product"))

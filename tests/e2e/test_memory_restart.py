@@ -11,7 +11,7 @@ from weir_common.events import new_id
 from .conftest import Offline, Person
 from .test_memory import MEMORY_TABLES, rows_about, wait_until_remembered
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300), pytest.mark.xdist_group("own")]
 
 
 async def test_after_a_restart_the_offline_answer_still_knows_the_user(

@@ -21,7 +21,12 @@ from weir_deploy.base import free_port
 from weir_deploy.services import LOOPBACK_PROXY_AUTH, Services
 from weir_deploy.stack import ALL_ENGINES, Stack
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.slow,
+    pytest.mark.timeout(600),
+    pytest.mark.xdist_group("own"),
+]
 
 PDF = Path(__file__).parents[1] / "data" / "pdfs" / "scotus-transcript-p1.pdf"
 USER = f"u-{new_id()[:6]}"

@@ -17,7 +17,7 @@ from weir_common.events import new_id
 from ..conftest import LAUNCH_CODE
 from .conftest import ChatClient, Frame, Offline
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240), pytest.mark.xdist_group("own")]
 
 
 @pytest.fixture
