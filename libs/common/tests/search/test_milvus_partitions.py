@@ -61,8 +61,8 @@ async def test_each_users_rows_are_in_their_partition_and_found_there(
         assert await index.query({"user_id": USERS[2]}) == []
         assert len(await index.query({"kind": "semantic"})) == 3 * len(USERS) - 4
         # the fields filters name are indexed
-        indexed = {client.describe_index(name, i)["field_name"]: client.describe_index(name, i)
-                   for i in client.list_indexes(name)}  # fmt: skip
+        described = [client.describe_index(name, i) for i in client.list_indexes(name)]
+        indexed = {d["field_name"]: d for d in described}
         assert {"user_id", "kind", "session_id"} <= set(indexed)
         assert indexed["user_id"]["index_type"] == "INVERTED"
         assert "note" not in indexed
