@@ -349,13 +349,22 @@ class MilvusVectorIndex:
         return [self._match(h.id, float(h["distance"]), h["entity"], fields) for h in hits]
 
     async def wait_indexed(self, timeout_s: float = 600.0) -> None:
-        """Flush, then wait until the index covers every row (exact search until then)."""
+        """Flush, then wait until every index (the vector's, and the scalar ones of
+        `indexed` fields) covers every row: exact search until then, and index files still
+        being written."""
         deadline = time.monotonic() + timeout_s
         await self.flush()
         while True:
-            info = await self._run(lambda: self._db().describe_index(self.collection, "vector"))
-            if int(info.get("pending_index_rows", 0)) == 0 and info.get("state") == "Finished":
+            infos = await self._run(self._describe_indexes)
+            if all(int(i.get("pending_index_rows", 0)) == 0 and i.get("state") == "Finished"
+                   for i in infos):  # fmt: skip
                 return
             if time.monotonic() > deadline:
-                raise TimeoutError(f"milvus index of {self.collection} not built: {info}")
+                raise TimeoutError(f"milvus indexes of {self.collection} not built: {infos}")
             await asyncio.sleep(0.5)
+
+    def _describe_indexes(self) -> list[dict[str, Any]]:
+        db = self._db()
+        return [
+            db.describe_index(self.collection, name) for name in db.list_indexes(self.collection)
+        ]
