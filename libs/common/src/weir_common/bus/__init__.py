@@ -14,6 +14,9 @@ from weir_common.bus.broker import (
 from weir_common.bus.credentials import KafkaCredentials, client_options
 from weir_common.bus.deadletter import DeadLetters, RetryPolicy
 from weir_common.bus.idempotency import Deduper, MemoryDeduper
+from weir_common.bus.offset_fetch import install as _install_offset_fetch
+
+_install_offset_fetch()  # committed offsets survive a broker restart (see `offset_fetch`)
 
 __all__ = [
     "DeadLetters",

@@ -1,0 +1,116 @@
+"""A consumer that starts while a restarted broker's group coordinator still loads its offsets
+resumes at its committed offset, not at `auto_offset_reset` (`weir_common.bus.offset_fetch`).
+
+The broker answers OffsetFetch with a group-level error and no partitions while it loads;
+aiokafka alone read that as "nothing committed" and replayed the partition from its start.
+50,000 committed offsets make the load last long enough to be met every time, and the test
+checks that it was met: a run that never saw the error proves nothing and fails.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.consumer.group_coordinator import GroupCoordinator
+from aiokafka.errors import KafkaError
+from aiokafka.protocol.commit import OffsetFetchRequest
+from aiokafka.structs import OffsetAndMetadata
+
+from weir_common.bus import ensure_topics
+from weir_deploy import Stack
+from weir_deploy.base import free_port
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(300)]
+
+BULK_PARTITIONS = 500
+BULK_ROUNDS = 100
+
+
+@pytest.fixture
+def own_broker_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broker of the test's own (it is restarted), on free ports."""
+    for name in ("kafka", "kafka_controller"):
+        monkeypatch.setenv(f"WEIR_{name.upper()}_PORT", str(free_port()))
+    monkeypatch.delenv("KAFKA_BOOTSTRAP_SERVERS", raising=False)
+
+
+@pytest.fixture
+def group_errors(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The group-level errors the broker answered OffsetFetch with (observed around the
+    installed `_send_req`, which raises them)."""
+    seen: list[str] = []
+    send = GroupCoordinator._send_req
+
+    async def observed(self: GroupCoordinator, request: Any) -> Any:
+        try:
+            return await send(self, request)
+        except KafkaError as exc:
+            if isinstance(request, OffsetFetchRequest):
+                seen.append(type(exc).__name__)
+            raise
+
+    monkeypatch.setattr(GroupCoordinator, "_send_req", observed)
+    return seen
+
+
+async def commit(bootstrap: str, group: str, events: TopicPartition, bulk: int) -> None:
+    """`group` commits offset 3 of `events`, and `BULK_ROUNDS` offsets of each of the
+    `bulk` partitions of topic "bulk" (what the coordinator loads after a restart)."""
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False
+    )
+    await consumer.start()
+    try:
+        tps = [TopicPartition("bulk", p) for p in range(bulk)]
+        consumer.assign([*tps, events])
+        for r in range(BULK_ROUNDS):
+            await consumer.commit({tp: OffsetAndMetadata(r, "x" * 200) for tp in tps})
+        await consumer.commit({events: OffsetAndMetadata(3, "")})
+    finally:
+        await consumer.stop()
+
+
+async def test_a_consumer_started_while_the_coordinator_loads_resumes_at_its_commit(
+    own_broker_env: None, tmp_path: Path, group_errors: list[str]
+) -> None:
+    stack = Stack(("kafka",), data_dir=tmp_path, kafka_impl="apache")
+    async with stack:
+        bootstrap = stack.env()["KAFKA_BOOTSTRAP_SERVERS"]
+        await ensure_topics(bootstrap, ["events"], 1)
+        await ensure_topics(bootstrap, ["bulk"], BULK_PARTITIONS)
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+        await producer.start()
+        try:
+            for i in range(6):
+                await producer.send_and_wait("events", f"m{i}".encode(), partition=0)
+        finally:
+            await producer.stop()
+        await commit(bootstrap, "g", TopicPartition("events", 0), BULK_PARTITIONS)
+
+        group_errors.clear()  # those of the first start
+        broker = stack.engine("kafka")
+        await broker.stop()
+        await broker.start()
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=bootstrap,
+            group_id="g",
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+        )
+        started = time.monotonic()
+        await consumer.start()
+        try:
+            consumer.assign([TopicPartition("events", 0)])
+            record = await consumer.getone()
+        finally:
+            await consumer.stop()
+
+    assert record.value == b"m3", "the committed offset was missed"
+    assert group_errors, (
+        f"the broker was done loading before the consumer asked"
+        f" ({time.monotonic() - started:.2f} s): the test did not meet the window it is about"
+    )
