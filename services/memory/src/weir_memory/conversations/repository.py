@@ -115,16 +115,26 @@ _COLUMNS = "conversation_id, client_id, title, title_source, private, created_at
 # afresh, one deleted after it stays deleted (the turn is a redelivery or was in flight).
 # Every right-hand side reads the row as it was.
 _ADD_TURN = """
-INSERT INTO memory_conversations AS c
-    (user_id, conversation_id, client_id, private, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $5)
-ON CONFLICT (user_id, conversation_id) DO UPDATE SET
-    deleted = c.deleted AND c.deleted_at >= $5,
-    created_at = CASE WHEN c.deleted AND c.deleted_at < $5 THEN $5 ELSE c.created_at END,
-    private = CASE WHEN c.deleted AND c.deleted_at < $5 THEN $4 ELSE c.private END,
-    updated_at = CASE WHEN c.deleted AND c.deleted_at >= $5 THEN c.updated_at
-                      ELSE GREATEST(c.updated_at, $5) END
-RETURNING deleted
+WITH c AS (
+    INSERT INTO memory_conversations AS c
+        (user_id, conversation_id, client_id, private, created_at, updated_at)
+    VALUES ($1, $2, $3, $4, $5, $5)
+    ON CONFLICT (user_id, conversation_id) DO UPDATE SET
+        deleted = c.deleted AND c.deleted_at >= $5,
+        created_at = CASE WHEN c.deleted AND c.deleted_at < $5 THEN $5 ELSE c.created_at END,
+        private = CASE WHEN c.deleted AND c.deleted_at < $5 THEN $4 ELSE c.private END,
+        updated_at = CASE WHEN c.deleted AND c.deleted_at >= $5 THEN c.updated_at
+                          ELSE GREATEST(c.updated_at, $5) END
+    RETURNING deleted
+), t AS (
+    INSERT INTO memory_conversation_turns (user_id, run_id, conversation_id, user_text,
+        assistant_text, sources, observations, route, private, created_at)
+    SELECT $1, $6, $2, $7, $8, $9::jsonb, $10::jsonb, $11, $4, $5
+    WHERE NOT (SELECT deleted FROM c)
+    ON CONFLICT DO NOTHING
+    RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM t)
 """
 
 
@@ -155,20 +165,13 @@ class ConversationStore:
         """Store a turn, creating its conversation (again, when it was deleted before the
         turn) and bumping its `updated_at`; False when the run was stored before or the
         conversation was deleted after the turn happened."""
-        async with self._db.transaction() as conn:
-            deleted = await conn.fetchval(_ADD_TURN, user_id, conversation_id, client_id,
-                                          turn.private, turn.created_at)  # fmt: skip
-            if deleted:
-                return False
-            status = await conn.execute(
-                "INSERT INTO memory_conversation_turns (user_id, run_id, conversation_id,"
-                " user_text, assistant_text, sources, observations, route, private, created_at)"
-                " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10) ON CONFLICT DO NOTHING",
-                user_id, turn.run_id, conversation_id, turn.user_text, turn.assistant_text,
-                json.dumps(turn.sources), json.dumps(turn.observations), turn.route,
-                turn.private, turn.created_at,
+        async with self._db.connection() as conn:  # one statement: one round trip, atomic
+            added = await conn.fetchval(
+                _ADD_TURN, user_id, conversation_id, client_id, turn.private, turn.created_at,
+                turn.run_id, turn.user_text, turn.assistant_text, json.dumps(turn.sources),
+                json.dumps(turn.observations), turn.route,
             )  # fmt: skip
-        return bool(status.endswith(" 1"))
+        return bool(added)
 
     async def get(self, user_id: str, conversation_id: str) -> Conversation | None:
         """The user's conversation, unless deleted."""
