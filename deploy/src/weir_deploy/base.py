@@ -67,14 +67,29 @@ def default_data_dir() -> Path:
 _PORT_RANGE = (20000, 32000)
 
 
+def port_range(environ: Mapping[str, str] = os.environ) -> tuple[int, int]:
+    """Where `free_port` picks: `_PORT_RANGE`, or under pytest-xdist the worker's own slice
+    of it (its engines and services inherit the variables), so that two workers never pick
+    the same port, one between the other's check and its bind (seen in CI: a service of the
+    offline e2e product found its port taken a second after it was picked)."""
+    worker, count = environ.get("PYTEST_XDIST_WORKER", ""), environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if not (worker.startswith("gw") and worker[2:].isdigit() and count and count.isdigit()):
+        return _PORT_RANGE
+    index, workers = int(worker[2:]), max(int(count), 1)
+    size = (_PORT_RANGE[1] - _PORT_RANGE[0]) // workers
+    low = _PORT_RANGE[0] + (index % workers) * size
+    return low, low + size
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing uses now, outside the ephemeral range."""
     rng = random.SystemRandom()
+    low, high = port_range()
     for _ in range(200):
-        port = rng.randrange(*_PORT_RANGE)
+        port = rng.randrange(low, high)
         if not port_in_use(port):
             return port
-    raise RuntimeError(f"no free port in {_PORT_RANGE}")
+    raise RuntimeError(f"no free port in {low}-{high}")
 
 
 def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
