@@ -29,6 +29,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(300
 
 BULK_PARTITIONS = 500
 BULK_ROUNDS = 100
+GROUP = "g"
+EVENTS = TopicPartition("events", 0)  # m0..m5, committed up to m3
 
 
 @pytest.fixture
@@ -57,30 +59,30 @@ def group_errors(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return seen
 
 
-async def commit(bootstrap: str, group: str, events: TopicPartition, bulk: int) -> None:
-    """`group` commits offset 3 of `events`, and `BULK_ROUNDS` offsets of each of the
-    `bulk` partitions of topic "bulk" (what the coordinator loads after a restart)."""
+async def commit(bootstrap: str) -> None:
+    """`GROUP` commits offset 3 of `EVENTS`, and `BULK_ROUNDS` offsets of each partition of
+    topic "bulk" (what the coordinator loads after a restart)."""
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False
+        bootstrap_servers=bootstrap, group_id=GROUP, enable_auto_commit=False
     )
     await consumer.start()
     try:
-        tps = [TopicPartition("bulk", p) for p in range(bulk)]
-        consumer.assign([*tps, events])
+        tps = [TopicPartition("bulk", p) for p in range(BULK_PARTITIONS)]
+        consumer.assign([*tps, EVENTS])
         for r in range(BULK_ROUNDS):
             await consumer.commit({tp: OffsetAndMetadata(r, "x" * 200) for tp in tps})
-        await consumer.commit({events: OffsetAndMetadata(3, "")})
+        await consumer.commit({EVENTS: OffsetAndMetadata(3, "")})
     finally:
         await consumer.stop()
 
 
 async def consumer_as_soon_as_possible(bootstrap: str) -> AIOKafkaConsumer:
-    """A started consumer of group "g", the moment the broker's listener takes it."""
+    """A started consumer of `GROUP`, the moment the broker's listener takes it."""
     async with asyncio.timeout(60):
         while True:
             consumer = AIOKafkaConsumer(
                 bootstrap_servers=bootstrap,
-                group_id="g",
+                group_id=GROUP,
                 enable_auto_commit=False,
                 auto_offset_reset="earliest",
             )
@@ -99,16 +101,16 @@ async def test_a_consumer_started_while_the_coordinator_loads_resumes_at_its_com
     stack = Stack(("kafka",), data_dir=tmp_path, kafka_impl="apache")
     async with stack:
         bootstrap = stack.env()["KAFKA_BOOTSTRAP_SERVERS"]
-        await ensure_topics(bootstrap, ["events"], 1)
+        await ensure_topics(bootstrap, [EVENTS.topic], 1)
         await ensure_topics(bootstrap, ["bulk"], BULK_PARTITIONS)
         producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
         await producer.start()
         try:
             for i in range(6):
-                await producer.send_and_wait("events", f"m{i}".encode(), partition=0)
+                await producer.send_and_wait(EVENTS.topic, f"m{i}".encode(), partition=0)
         finally:
             await producer.stop()
-        await commit(bootstrap, "g", TopicPartition("events", 0), BULK_PARTITIONS)
+        await commit(bootstrap)
 
         group_errors.clear()  # those of the first start
         broker = stack.engine("kafka")
@@ -116,7 +118,7 @@ async def test_a_consumer_started_while_the_coordinator_loads_resumes_at_its_com
         starting = asyncio.create_task(broker.start())
         consumer = await consumer_as_soon_as_possible(bootstrap)  # while the broker starts
         try:
-            consumer.assign([TopicPartition("events", 0)])
+            consumer.assign([EVENTS])
             record = await consumer.getone()
         finally:
             await consumer.stop()
