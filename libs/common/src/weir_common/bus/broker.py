@@ -13,6 +13,7 @@ from faststream.kafka import KafkaBroker
 from faststream.middlewares import AckPolicy
 from opentelemetry.sdk.trace import TracerProvider
 
+from weir_common.bus.commits import BackgroundCommits
 from weir_common.bus.credentials import KafkaCredentials, client_options
 from weir_common.bus.deadletter import DeadLetters, RetryPolicy
 from weir_common.bus.logcontext import LogContext, broker_logger, trace_messages
@@ -61,6 +62,7 @@ def make_broker(
         linger_ms=0,
         retry_backoff_ms=RETRY_BACKOFF_MS,
     )
+    broker.add_middleware(BackgroundCommits())  # outside DeadLetters: parked is handled
     broker.add_middleware(DeadLetters(broker, retry or RetryPolicy()))
     trace_messages(logger, broker.context)
     return broker
@@ -84,15 +86,17 @@ def _consumer(group: str, ack_policy: AckPolicy, fetch_max_wait_ms: int) -> dict
 
 
 def subscriber_options(group: str, *, fetch_max_wait_ms: int = 500) -> dict[str, Any]:
-    """Options for a subscriber that owns durable state (the harness, the gateway).
+    """Options for a subscriber that owns durable state (the harness, batch ingestion).
 
-    `AckPolicy.ACK` commits once the handler (or the dead-letter middleware) is done, so a
-    crash mid-handler redelivers the event: at-least-once, with idempotent handlers.
+    An event is committed once the handler (or the dead-letter middleware) is done with it,
+    so a crash mid-handler redelivers the event: at-least-once, with idempotent handlers.
+    The commits are `AckPolicy.MANUAL`'s: `BackgroundCommits` commits what was handled
+    together, in the background, instead of one awaited commit per event (`ACK`).
     `earliest` because a new group must not skip what was published before it joined.
     `fetch_max_wait_ms` bounds a fetch's long poll (brokers that do not wake a multi-partition
     fetch when data arrives, like tansu, need it small).
     """
-    return _consumer(group, AckPolicy.ACK, fetch_max_wait_ms)
+    return _consumer(group, AckPolicy.MANUAL, fetch_max_wait_ms)
 
 
 def partition_subscriber_options(
@@ -101,11 +105,11 @@ def partition_subscriber_options(
     """Options for a durable subscriber that handles up to `workers` events at once.
 
     FastStream then runs `workers` consumers in the group, each with partitions of its own,
-    each handling its events one by one and committing after each (`AckPolicy.ACK`): the
-    delivery of `subscriber_options`, and the events of one key stay in order. Concurrency
+    each handling its events one by one, committed once handled: the delivery of
+    `subscriber_options`, and the events of one key stay in order. Concurrency
     is bounded by the topic's partitions (`TOPIC_PARTITIONS`).
     """
-    return _consumer(group, AckPolicy.ACK, fetch_max_wait_ms) | {"max_workers": workers}
+    return _consumer(group, AckPolicy.MANUAL, fetch_max_wait_ms) | {"max_workers": workers}
 
 
 def reply_subscriber_options(group: str, *, fetch_max_wait_ms: int = 500) -> dict[str, Any]:
