@@ -38,13 +38,14 @@ log = structlog.get_logger(__name__)
 tracer = trace.get_tracer("weir.harness")
 
 _LEADER = "SELECT pg_try_advisory_lock(7263, hashtext($1))"  # held by the publishing relay
-# The oldest rows whose run has no row waiting for a retry at or before them.
+# The oldest rows whose run has no row waiting for a retry at or before them (only a row
+# that failed a publish waits: attempts > 0, indexed apart; see migration 0007).
 _READY = """
 SELECT id, run_id, topic, event, traceparent, attempts FROM outbox o
 WHERE namespace = $2 AND NOT EXISTS (
     SELECT 1 FROM outbox w
-    WHERE w.namespace = o.namespace AND w.run_id = o.run_id AND w.id <= o.id
-        AND w.next_try_at > now()
+    WHERE w.attempts > 0 AND w.namespace = o.namespace AND w.run_id = o.run_id
+        AND w.id <= o.id AND w.next_try_at > now()
 )
 ORDER BY id LIMIT $1
 """
