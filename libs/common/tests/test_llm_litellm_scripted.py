@@ -42,10 +42,12 @@ async def collect_items(stream: AsyncIterator[StreamItem]) -> list[StreamItem]:
     return [item async for item in stream]
 
 
-def client_for(server: ScriptedLLM, timeout_s: float = 30.0) -> LiteLLMClient:
+def client_for(
+    server: ScriptedLLM, timeout_s: float = 30.0, model: str = "openai/scripted"
+) -> LiteLLMClient:
     return LiteLLMClient(
         LLMSettings(
-            llm_model="openai/scripted",
+            llm_model=model,
             llm_api_base=server.base_url,
             llm_api_key=SecretStr("sk-test"),
             llm_timeout_s=timeout_s,
@@ -94,15 +96,44 @@ async def test_a_stream_ends_with_the_providers_usage_without_litellms_reassembl
     assert builds == []
 
 
-async def test_a_provider_that_reports_no_usage_gets_litellms_count(llm: ScriptedLLM) -> None:
+@pytest.mark.parametrize("model", ["openai/scripted", "hosted_vllm/scripted"])
+async def test_a_provider_that_reports_no_usage_gets_litellms_count(
+    llm: ScriptedLLM, model: str
+) -> None:
     llm.set_script(
         [ScriptRule(match="weather", text="Sunny in Paris.", chunk_words=1, reports_usage=False)]
     )
-    end = (await collect_items(client_for(llm).stream(USER)))[-1]
+    end = (await collect_items(client_for(llm, model=model).stream(USER)))[-1]
     assert isinstance(end, StreamEnd)
     assert end.finish_reason == "stop"
     assert end.usage.prompt_tokens > 0
     assert end.usage.completion_tokens > 0
+
+
+async def test_an_openai_stream_is_read_as_the_provider_sent_it_and_others_through_litellm(
+    llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An OpenAI-compatible endpoint's chunks are read from the stream litellm wraps (its
+    per-chunk rebuild, ~0.6 ms a chunk, never runs); another provider's go through
+    litellm's wrapper, which translates them. Both give the same items."""
+    wrapper = import_litellm().litellm_core_utils.streaming_handler.CustomStreamWrapper
+    rebuilt: list[int] = []
+    real = wrapper.chunk_creator
+
+    def counted(self: object, chunk: object) -> object:
+        rebuilt.append(1)
+        return real(self, chunk)
+
+    monkeypatch.setattr(wrapper, "chunk_creator", counted)
+    llm.set_script([ScriptRule(match="weather", text="Sunny and mild in Paris.", chunk_words=1)])
+    direct = await collect_items(client_for(llm).stream(USER))
+    assert rebuilt == []
+    wrapped = await collect_items(client_for(llm, model="hosted_vllm/scripted").stream(USER))
+    assert rebuilt
+    assert direct == wrapped
+    assert [i.text for i in direct if isinstance(i, TextDelta)] == [
+        "Sunny", " and", " mild", " in", " Paris."
+    ]  # fmt: skip
 
 
 async def test_default_reply_shows_context_and_flash_profile(llm: ScriptedLLM) -> None:

@@ -12,6 +12,7 @@ import structlog
 from weir_common.llm.genai import genai_call
 from weir_common.llm.litellm_support import import_litellm, logged_llm_error
 from weir_common.llm.profiles import LLMSettings, ModelProfile, ProfileName
+from weir_common.llm.provider_stream import counted_usage, openai_chunks
 from weir_common.llm.stream_assembly import ToolCallAssembler, field, parse_usage
 from weir_common.llm.types import (
     ChatMessage,
@@ -109,6 +110,8 @@ class LiteLLMClient:
         model_name = str(prof.model)
         first_token_s: float | None = None
         response: Any = None
+        reported = False  # a usage chunk came
+        texts: list[str] = []
         with genai_call(
             "chat",
             str(prof.model),
@@ -120,8 +123,10 @@ class LiteLLMClient:
                 response = await litellm.acompletion(
                     stream=True, stream_options={"include_usage": True}, **kwargs
                 )
-                async for chunk in response:
-                    usage = parse_usage(field(chunk, "usage")) or usage
+                raw = openai_chunks(response)  # read to its end: the usage chunk is last
+                async for chunk in response if raw is None else raw:
+                    if (chunk_usage := parse_usage(field(chunk, "usage"))) is not None:
+                        usage, reported = chunk_usage, True
                     model_name = field(chunk, "model") or model_name
                     choices = field(chunk, "choices") or []
                     for choice in choices:
@@ -131,11 +136,16 @@ class LiteLLMClient:
                         if text:
                             if first_token_s is None:
                                 first_token_s = time.monotonic() - started
+                            texts.append(text)
                             yield TextDelta(text=text)
                         assembler.add(field(delta, "tool_calls"))
-                    if finish_reason is not None:
+                    if finish_reason is not None and raw is None:
                         usage = await read_usage(response) or usage
                         break
+                if raw is not None and not reported:
+                    usage = counted_usage(
+                        litellm, str(prof.model), kwargs["messages"], "".join(texts)
+                    )
             except Exception as exc:
                 raise logged_llm_error("llm.stream.failed", prof.model, exc) from exc
             finally:  # also runs when the consumer stops early: free the HTTP connection
