@@ -136,6 +136,16 @@ async def test_an_openai_stream_is_read_as_the_provider_sent_it_and_others_throu
     ]  # fmt: skip
 
 
+@pytest.mark.parametrize("model", ["openai/scripted", "hosted_vllm/scripted"])
+async def test_a_model_repeating_one_chunk_is_stopped_as_a_transient_failure(
+    llm: ScriptedLLM, model: str
+) -> None:
+    llm.set_script([ScriptRule(text="again " * 150, chunk_words=1)])
+    with pytest.raises(LLMError) as info:
+        await collect_items(client_for(llm, model=model).stream(USER))
+    assert info.value.transient
+
+
 async def test_default_reply_shows_context_and_flash_profile(llm: ScriptedLLM) -> None:
     history = [
         ChatMessage(role="user", content="hi"),

@@ -9,10 +9,10 @@ each), more than everything else a turn does once answers are a few hundred toke
 When litellm talks to an OpenAI-compatible endpoint (provider ``openai``), the
 wrapped stream is the OpenAI SDK's, whose chunks are already in the format weir reads, and
 `LiteLLMClient.stream` reads it directly. Other providers' chunks go through the wrapper,
-which is what translates them. What the wrapper adds for OpenAI chunks and weir does not
-use: its success logging and pricing (off in weir), a guard against a model repeating one
-chunk forever (the harness's deadline ends such a step) and the removal of ``<s>``-style
-tokens some Hugging Face servers leak.
+which is what translates them. The wrapper's guard against a model caught in a loop is kept
+(the same text chunk, over two characters, `REPEAT_LIMIT` times in a row ends the call with
+a transient error); not kept: its success logging and pricing (off in weir anyway) and its
+removal of ``<s>``-style tokens some Hugging Face servers leak.
 """
 
 from __future__ import annotations
@@ -22,15 +22,32 @@ from typing import Any
 
 from openai import AsyncStream
 
-from weir_common.llm.types import Usage
+from weir_common.llm.types import LLMError, Usage
+
+#: litellm's own limit (`REPEATED_STREAMING_CHUNK_LIMIT`)
+REPEAT_LIMIT = 100
 
 
 def openai_chunks(response: Any) -> AsyncIterator[Any] | None:
     """The provider's stream under litellm's wrapper, when it is OpenAI's; else None."""
     raw = getattr(response, "completion_stream", None)
     if getattr(response, "custom_llm_provider", None) == "openai" and isinstance(raw, AsyncStream):
-        return raw
+        return _looping_ends(raw)
     return None
+
+
+async def _looping_ends(chunks: AsyncStream[Any]) -> AsyncIterator[Any]:
+    """`chunks`, ended by a transient `LLMError` when the model repeats itself."""
+    last, repeats = None, 0
+    async for chunk in chunks:
+        text = chunk.choices[0].delta.content if chunk.choices else None
+        if isinstance(text, str) and len(text) > 2 and text == last:
+            repeats += 1
+            if repeats >= REPEAT_LIMIT:
+                raise LLMError(True, f"the model repeated {text!r} {repeats} times: a loop")
+        else:
+            last, repeats = text, 1
+        yield chunk
 
 
 def counted_usage(litellm: Any, model: str, messages: list[Any], completion: str) -> Usage:
