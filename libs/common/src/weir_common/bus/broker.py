@@ -106,8 +106,8 @@ def partition_subscriber_options(
 
     FastStream then runs `workers` consumers in the group, each with partitions of its own,
     each handling its events one by one, committed once handled: the delivery of
-    `subscriber_options`, and the events of one key stay in order. Concurrency
-    is bounded by the topic's partitions (`TOPIC_PARTITIONS`).
+    `subscriber_options`, and the events of one key stay in order. Concurrency is bounded
+    by the topic's partitions (`TOPIC_PARTITIONS`).
     """
     return _consumer(group, AckPolicy.MANUAL, fetch_max_wait_ms) | {"max_workers": workers}
 

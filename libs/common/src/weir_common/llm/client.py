@@ -123,7 +123,8 @@ class LiteLLMClient:
                 response = await litellm.acompletion(
                     stream=True, stream_options={"include_usage": True}, **kwargs
                 )
-                raw = openai_chunks(response)  # read to its end: the usage chunk is last
+                # read to its end: the usage chunk is last
+                raw = openai_chunks(response, litellm.REPEATED_STREAMING_CHUNK_LIMIT)
                 async for chunk in response if raw is None else raw:
                     if (chunk_usage := parse_usage(field(chunk, "usage"))) is not None:
                         usage, reported = chunk_usage, True

@@ -9,9 +9,10 @@ each), more than everything else a turn does once answers are a few hundred toke
 When litellm talks to an OpenAI-compatible endpoint (provider ``openai``), the
 wrapped stream is the OpenAI SDK's, whose chunks are already in the format weir reads, and
 `LiteLLMClient.stream` reads it directly. Other providers' chunks go through the wrapper,
-which is what translates them. The wrapper's guard against a model caught in a loop is kept
-(the same text chunk, over two characters, `REPEAT_LIMIT` times in a row ends the call with
-a transient error); not kept: its success logging and pricing (off in weir anyway) and its
+which is what translates them. The wrapper's guard against a model caught in a loop is kept,
+with litellm's own limit (the same text chunk, over two characters,
+`litellm.REPEATED_STREAMING_CHUNK_LIMIT` times in a row ends the call with a transient
+error); not kept: its success logging and pricing (off in weir anyway) and its
 removal of ``<s>``-style tokens some Hugging Face servers leak.
 """
 
@@ -24,26 +25,24 @@ from openai import AsyncStream
 
 from weir_common.llm.types import LLMError, Usage
 
-#: litellm's own limit (`REPEATED_STREAMING_CHUNK_LIMIT`)
-REPEAT_LIMIT = 100
 
-
-def openai_chunks(response: Any) -> AsyncIterator[Any] | None:
-    """The provider's stream under litellm's wrapper, when it is OpenAI's; else None."""
+def openai_chunks(response: Any, repeat_limit: int) -> AsyncIterator[Any] | None:
+    """The provider's stream under litellm's wrapper, when it is OpenAI's (ended when one
+    text chunk comes `repeat_limit` times in a row); else None."""
     raw = getattr(response, "completion_stream", None)
     if getattr(response, "custom_llm_provider", None) == "openai" and isinstance(raw, AsyncStream):
-        return _looping_ends(raw)
+        return _looping_ends(raw, repeat_limit)
     return None
 
 
-async def _looping_ends(chunks: AsyncStream[Any]) -> AsyncIterator[Any]:
+async def _looping_ends(chunks: AsyncStream[Any], limit: int) -> AsyncIterator[Any]:
     """`chunks`, ended by a transient `LLMError` when the model repeats itself."""
     last, repeats = None, 0
     async for chunk in chunks:
         text = chunk.choices[0].delta.content if chunk.choices else None
         if isinstance(text, str) and len(text) > 2 and text == last:
             repeats += 1
-            if repeats >= REPEAT_LIMIT:
+            if repeats >= limit:
                 raise LLMError(True, f"the model repeated {text!r} {repeats} times: a loop")
         else:
             last, repeats = text, 1
