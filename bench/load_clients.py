@@ -73,7 +73,8 @@ class Client:
             await self.connect()
         assert self._ws is not None
         self.sent += 1
-        text = f"hello, how are you doing today? (message {self.sent})"
+        # every message its own text, as people's are: no cache of query vectors serves it
+        text = f"hello, how are you doing today? (client {self.index}, message {self.sent})"
         frame = {"type": "chat", "text": text, "conversation_id": self.conversation}
         began = time.monotonic()
         first: float | None = None
