@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from weir_common.events import MemoryContextRequested, TurnCompleted
+from weir_common.events import MemoryContextRequested, PassageVector, TurnCompleted
 from weir_memory.flash import Flash
 from weir_memory.longterm.models import Vector
 from weir_memory.longterm.service import LongTermMemory
@@ -18,7 +18,7 @@ from weir_memory.longterm.worker import AnalysisWorker
 from weir_memory.repository import InMemoryShortTermStore
 from weir_memory.service import MemoryService
 from weir_memory.settings import MemorySettings
-from weir_memory.summary import Summarizer
+from weir_memory.summary import Summarizer, chat_text
 from weir_memory.wiring import LongTermWiring
 
 if TYPE_CHECKING:
@@ -33,9 +33,11 @@ class CountingEmbedder(TermFrequencyEmbedder):
     def __init__(self) -> None:
         super().__init__()
         self.document_calls: list[int] = []
+        self.document_texts: list[str] = []
 
     async def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
         self.document_calls.append(len(texts))
+        self.document_texts.extend(texts)
         return await super().embed_documents(texts)
 
 
@@ -189,3 +191,33 @@ async def test_a_forgotten_users_pending_turn_is_not_waited_for_again(
     assert await lt.pending.count() == 0
     assert not await lt.pending.settled(user, 0.1)  # timed out, then pruned
     assert await lt.pending.settled(user, 0.0)  # nothing left to wait for
+
+
+async def test_the_routers_vector_of_the_message_is_used_instead_of_embedding_it(
+    wiring: LongTermWiring, user: str, wall: WallClock
+) -> None:
+    lt = wiring.memory
+    assert lt is not None
+    assert lt.pending is not None
+    counting = lt.embedder
+    assert isinstance(counting, CountingEmbedder)
+    memory = service(lt)
+    other = "I sail a wooden sloop called Marigold every summer"
+    vector = (await TermFrequencyEmbedder().embed_documents([chat_text(SAID)]))[0]
+    offered = PassageVector.of(counting.name, chat_text(SAID), vector)
+    foreign = PassageVector.of("another/model", chat_text(other), vector)
+    for run, text, given in (("r1", SAID, offered), ("r2", other, foreign)):
+        turn = completed(user, "c1", run, text, wall).model_copy(update={"message_vector": given})
+        assert await memory.record_turn(turn, "c1")
+    counting.document_texts.clear()
+
+    assert await AnalysisWorker(lt, lt.pending).drain() == 2
+
+    assert chat_text(SAID) not in counting.document_texts  # the offer was taken
+    assert chat_text(other) in counting.document_texts  # another model's vector was not
+    wall.advance(seconds=1)
+    ask = MemoryContextRequested(run_id="r3", conversation_id="c2", user_id=user,
+                                 query="What do I collect?")  # fmt: skip
+    context = await memory.build_context(ask)
+    assert context.prompt is not None
+    assert "astrolabes" in context.prompt  # recalled by the vector the router made

@@ -204,3 +204,17 @@ async def test_the_handler_routes_by_the_catalogue_it_was_sent() -> None:
     assert by_run["after"].route is Route.SINGLE_TOOL
     assert by_run["after"].rule is not None
     assert by_run["after"].rule.startswith("catalogue:read_text_file:")
+
+
+async def test_the_route_offers_the_message_vector_it_made_for_memory() -> None:
+    query = "Who wrote Pride and Prejudice? (asked once)"
+    decided = await _route(query)
+    assert decided.message_vector is not None
+    embedder = make_embedder()
+    vector = decided.message_vector.for_text(embedder.name, query, embedder.dimension)
+    assert vector is not None  # the message's own passage vector, by this embedder
+    assert vector == pytest.approx((await embedder.embed_documents([query]))[0], abs=1e-6)
+    assert decided.message_vector.for_text(embedder.name, query + "!", embedder.dimension) is None
+    # no catalogue asked, nothing embedded: nothing to offer
+    nothing = await decide_route(CLASSIFIER, RouteRequested(query="Hi there", run_id="r2"), None)
+    assert nothing.message_vector is None

@@ -7,13 +7,23 @@ staged to the transaction's outbox; `weir_harness.service` calls these on every 
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import structlog
 
-from weir_common.events import Event, HarnessResult, RouteDecided, RunFailed
+from weir_common.events import (
+    HINT_FIELDS,
+    Event,
+    HarnessResult,
+    PassageVector,
+    RouteDecided,
+    RunFailed,
+    StepCommand,
+    TurnCompleted,
+)
 from weir_common.metrics import RUNS, STEP_SECONDS
 from weir_harness.budget import fit, size_of
 from weir_harness.capabilities import Capabilities
@@ -44,6 +54,13 @@ from weir_harness.verdict import judge
 log = structlog.get_logger(__name__)
 
 Clock = Callable[[], datetime]
+#: Message vectors kept for the turn commands to come (~2 KB each; the oldest go first).
+MAX_HINTS = 4096
+
+
+def record_of(event: Event) -> dict[str, object]:
+    """What the run record keeps of an event: all of it but the hints for other services."""
+    return event.model_dump(mode="json", exclude=set(HINT_FIELDS))
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +97,29 @@ class RunDriver:
         self._settings = settings
         self._now = clock or (lambda: datetime.now(UTC))
         self.capabilities = capabilities or Capabilities(rag=settings.rag_connected)
+        # the router's embedding of a run's message, handed to memory with its turn: kept in
+        # this process only (the harness that routed a run completes it; after a restart or
+        # a rebalance, memory embeds the message itself)
+        self._message_vectors: OrderedDict[str, PassageVector] = OrderedDict()
+
+    def _keep_hint(self, run: Run, result: HarnessResult) -> None:
+        """Keep the message vector a route result brought, for the run's turn command."""
+        if isinstance(result, RouteDecided) and result.message_vector is not None:
+            self._message_vectors[run.run_id] = result.message_vector
+            while len(self._message_vectors) > MAX_HINTS:
+                self._message_vectors.popitem(last=False)
+
+    def _with_hint(self, command: StepCommand, run: Run) -> StepCommand:
+        """The turn command with the run's message vector, when kept and within the size."""
+        if not isinstance(command, TurnCompleted):
+            return command
+        vector = self._message_vectors.pop(run.run_id, None)
+        if (
+            vector is None
+            or size_of(command) + len(vector.data) + 512 > self._settings.max_message_bytes
+        ):
+            return command
+        return command.model_copy(update={"message_vector": vector})
 
     def _observe_step(self, run: Run, outcome: str) -> None:
         sent = run.state.step_sent_at
@@ -126,6 +166,7 @@ class RunDriver:
             run, step, attempt, self.capabilities.for_request(run.request), self._settings
         )
         command, trimmed = fit(command, self._settings.max_message_bytes)
+        command = self._with_hint(command, run)
         run.step, run.attempt, run.pending_event_id = step, attempt, command.event_id
         state.step_sent_at = now
         run.retry_at = None
@@ -139,7 +180,7 @@ class RunDriver:
             note = {"trimmed": trimmed, "bytes": size_of(command)}
             await tx.add_step(run, "budget", command.event_id, note, step)
             log.warning("command.trimmed", run_id=run.run_id, step=step, trimmed=trimmed)
-        await tx.add_step(run, "command", command.event_id, command.model_dump(mode="json"))
+        await tx.add_step(run, "command", command.event_id, record_of(command))
         out.add(command, run=run)
         if step == FIRST_STEP and self._settings.route_with_memory:
             await self._send_route_alongside(tx, run, out)
@@ -169,7 +210,7 @@ class RunDriver:
     async def _early_route(self, tx: RunTransaction, run: Run, result: HarnessResult) -> None:
         """The route answered while the memory step is pending: keep the decision for when
         memory answers. A failure is kept in the log only: the route is asked again then."""
-        await tx.add_step(run, "result", result.event_id, result.model_dump(mode="json"), ROUTE)
+        await tx.add_step(run, "result", result.event_id, record_of(result), ROUTE)
         state = run.state
         state.route_sent = None
         if isinstance(result, RouteDecided):

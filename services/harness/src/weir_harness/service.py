@@ -38,7 +38,7 @@ from weir_harness.confirmation import (
     resume,
 )
 from weir_harness.dispatch import next_for_calls
-from weir_harness.driver import Clock, Out, Outgoing, RunDriver
+from weir_harness.driver import Clock, Out, Outgoing, RunDriver, record_of
 from weir_harness.models import Run, RunStatus
 from weir_harness.repository.store import RunStore, RunTransaction
 from weir_harness.settings import HarnessSettings
@@ -106,13 +106,14 @@ class RunService(RunDriver):
             run = await tx.first_get(result.event_id, result.run_id)
             if run is None:  # a redelivery, or a run "forget me" deleted
                 return []
+            self._keep_hint(run, result)
             if run.state.route_sent == result.request_id:
                 await self._early_route(tx, run, result)
                 return []
             if run.pending_event_id != result.request_id:
                 log.info("result.stale", run_id=result.run_id, type=result.type)
                 return []
-            await tx.add_step(run, "result", result.event_id, result.model_dump(mode="json"))
+            await tx.add_step(run, "result", result.event_id, record_of(result))
             self._observe_step(run, "failed" if isinstance(result, StepFailed) else "ok")
             if isinstance(result, StepFailed):
                 await self._failed(tx, run, result.reason, result.transient, out)

@@ -74,8 +74,15 @@ async def decide_route(
             intent, route, rule = fit.intent, fit.route, fit.rule
             log.info("route.catalogue", run_id=cmd.run_id, tool=fit.tool.name, rule=rule,
                      rules_said=found.rule)  # fmt: skip
+    # the message's passage vector, when the catalogue embedded it (memory embeds the same)
+    offered = matcher.shortlister.offer(cmd.query) if matcher and matcher.shortlister else None
     return RouteDecided(
-        request_id=cmd.event_id, intent=intent, route=route, rule=rule, **cmd.envelope()
+        request_id=cmd.event_id,
+        intent=intent,
+        route=route,
+        rule=rule,
+        message_vector=offered,
+        **cmd.envelope(),
     )
 
 

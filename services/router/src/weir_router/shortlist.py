@@ -6,7 +6,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 from weir_common.embeddings import Embedder
-from weir_common.events import ToolInfo
+from weir_common.events import PassageVector, ToolInfo
 from weir_common.search.similarity import cosines
 
 
@@ -46,6 +46,14 @@ class Shortlister:
         while len(self._queries) > self._cached_queries:
             self._queries.popitem(last=False)
         return vector
+
+    def offer(self, query: str) -> PassageVector | None:
+        """The request's vector when it was embedded lately, offered to the next service that
+        embeds the same text as a passage (memory, for the turn's chat)."""
+        found = self._queries.get(query)
+        if found is None or self._embedder is None:
+            return None
+        return PassageVector.of(self._embedder.name, query, found)
 
     async def rank(self, query: str, tools: Sequence[ToolInfo]) -> list[tuple[ToolInfo, float]]:
         """Every tool with its similarity to `query`, best first."""

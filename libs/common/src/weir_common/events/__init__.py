@@ -54,6 +54,7 @@ from weir_common.events.tools import (
     ToolsCallRequested,
     ToolsCatalogUpdated,
 )
+from weir_common.events.vectors import HINT_FIELDS, PassageVector, text_digest
 
 AnyEvent = Annotated[
     ChatRequested
@@ -127,6 +128,7 @@ def decode_event(raw: bytes | str) -> AnyEvent:
 
 __all__ = [
     "EVENT_ADAPTER",
+    "HINT_FIELDS",
     "REPLY_ADAPTER",
     "AnswerDelta",
     "AnswerEvaluateRequested",
@@ -149,6 +151,7 @@ __all__ = [
     "MemoryContextRequested",
     "Observation",
     "Passage",
+    "PassageVector",
     "ProposedCall",
     "RagRetrieveCompleted",
     "RagRetrieveRequested",
@@ -179,5 +182,6 @@ __all__ = [
     "TurnRecorded",
     "decode_event",
     "new_id",
+    "text_digest",
     "utcnow",
 ]

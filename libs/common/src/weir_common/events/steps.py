@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from weir_common.events.base import StepCommand, StepResult
 from weir_common.events.parts import Observation, Passage, ProposedCall
+from weir_common.events.vectors import PassageVector
 
 
 class Turn(BaseModel):
@@ -99,6 +100,11 @@ class RouteDecided(StepResult):
     intent: Intent
     route: Route
     rule: str | None = Field(default=None, description="The rule that matched, for run records.")
+    message_vector: PassageVector | None = Field(
+        default=None,
+        description="The message's passage embedding, when the router made one: the harness "
+        "hands it to memory with the turn (a hint, left out of run records).",
+    )
 
 
 class AnswerGenerateRequested(StepCommand):
@@ -175,6 +181,11 @@ class TurnCompleted(StepCommand):
         default_factory=list, description="The tool calls of the turn and what they returned."
     )
     route: str | None = Field(default=None, description="The route the turn took.")
+    message_vector: PassageVector | None = Field(
+        default=None,
+        description="The user's message embedded as a passage by the router, for memory to "
+        "use instead of embedding it again (a hint, left out of run records).",
+    )
 
 
 class TurnRecorded(StepResult):

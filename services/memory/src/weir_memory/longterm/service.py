@@ -33,6 +33,7 @@ from .consolidator import Consolidator
 from .fusion import Entry, fuse, render, telling
 from .ledger import Ledger
 from .models import Analysis, Clock, Layer, Vector
+from .offered import OfferedPassages
 from .pending import PendingStore
 from .profile import Profile
 from .query_vectors import QueryVectors
@@ -123,6 +124,7 @@ class LongTermMemory:
         self._recall = recall
         self._clock = clock
         self._queries = QueryVectors()
+        self.offered = OfferedPassages()  # passage vectors the router made of the messages
 
     @property
     def embedder(self) -> Embedder:
@@ -213,6 +215,11 @@ class LongTermMemory:
         if touch and shown:  # what is injected was accessed, not every candidate
             await self.semantic.items.touch(user_id, shown, self._clock())
         return entries
+
+    async def embed_passages(self, texts: Sequence[str]) -> list[Vector]:
+        """The passage vectors of `texts`: offered ones (:mod:`.offered`) taken, the rest
+        embedded in one call."""
+        return await self.offered.embed(self.embedder, texts)
 
     async def _query_vector(self, text: str) -> Vector:
         return await self._queries.embed_query(self.embedder, text)
@@ -318,7 +325,7 @@ class LongTermMemory:
             )
         worth = analysis.importance >= self.semantic.policy.importance_threshold
         if vectors is None:
-            vectors = await self.embedder.embed_documents(prepared.texts)
+            vectors = await self.embed_passages(prepared.texts)
         await self.sessions.record(user_id, conversation_id, turn, at, vectors[0])
         due: list[str] = []
         if worth and analysis.content:

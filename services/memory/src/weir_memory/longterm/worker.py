@@ -11,8 +11,6 @@ import contextlib
 
 import structlog
 
-from weir_common.embeddings import Embedder
-
 from .models import Vector
 from .pending import PendingStore, PendingTurn
 from .service import LongTermMemory, Prepared
@@ -77,7 +75,7 @@ class AnalysisWorker:
         lt = self._memory
         todo = [r for r in rows if not await lt.ledger.remembered(r.user_id, r.turn.run_id)]
         prepared = await asyncio.gather(*(lt.prepare(r.turn, r.recent) for r in todo))
-        vectors = await _embed(lt.embedder, [t for p in prepared for t in p.texts])
+        vectors = await lt.embed_passages([t for p in prepared for t in p.texts])
         ready: dict[int, tuple[Prepared, list[Vector]]] = {}
         at = 0
         for row, p in zip(todo, prepared, strict=True):
@@ -103,7 +101,3 @@ class AnalysisWorker:
                     prepared=ready[0], vectors=ready[1],
                 )  # fmt: skip
         return []
-
-
-async def _embed(embedder: Embedder, texts: list[str]) -> list[Vector]:
-    return list(await embedder.embed_documents(texts)) if texts else []
