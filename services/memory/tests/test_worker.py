@@ -65,13 +65,19 @@ def completed(user: str, conversation: str, run: str, text: str, wall: WallClock
 SAID = "My name is Zoe and I collect Byzantine astrolabes"
 
 
-async def test_a_recorded_turn_is_in_context_at_once_and_analysed_by_the_worker(
-    wiring: LongTermWiring, user: str, wall: WallClock
-) -> None:
+def deferred(wiring: LongTermWiring) -> tuple[LongTermMemory, MemoryService]:
+    """The wiring's long-term memory (which defers analysis) and a memory service over it."""
     lt = wiring.memory
     assert lt is not None
     assert lt.pending is not None
-    memory = service(lt)
+    return lt, service(lt)
+
+
+async def test_a_recorded_turn_is_in_context_at_once_and_analysed_by_the_worker(
+    wiring: LongTermWiring, user: str, wall: WallClock
+) -> None:
+    lt, memory = deferred(wiring)
+    assert lt.pending is not None
     assert await memory.record_turn(completed(user, "c1", "r1", SAID, wall), "c1")
     assert await lt.pending.count() == 1
     assert not await lt.ledger.remembered(user, "r1")  # not analysed on the answer path
@@ -196,12 +202,10 @@ async def test_a_forgotten_users_pending_turn_is_not_waited_for_again(
 async def test_the_routers_vector_of_the_message_is_used_instead_of_embedding_it(
     wiring: LongTermWiring, user: str, wall: WallClock
 ) -> None:
-    lt = wiring.memory
-    assert lt is not None
+    lt, memory = deferred(wiring)
     assert lt.pending is not None
     counting = lt.embedder
     assert isinstance(counting, CountingEmbedder)
-    memory = service(lt)
     other = "I sail a wooden sloop called Marigold every summer"
     vector = (await TermFrequencyEmbedder().embed_documents([chat_text(SAID)]))[0]
     offered = PassageVector.of(counting.name, chat_text(SAID), vector)
