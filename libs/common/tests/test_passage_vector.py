@@ -6,7 +6,14 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from weir_common.events import EVENT_ADAPTER, PassageVector, RouteDecided, TurnCompleted
+from weir_common.events import (
+    EVENT_ADAPTER,
+    Intent,
+    PassageVector,
+    Route,
+    RouteDecided,
+    TurnCompleted,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -42,7 +49,9 @@ def test_malformed_data_is_no_vector() -> None:
 def test_it_travels_in_the_route_result_and_the_turn_command() -> None:
     offer = PassageVector.of("e5", "hello", NUMBERS)
     for event in (
-        RouteDecided(request_id="q", intent="chat", route="plain_chat", message_vector=offer),
+        RouteDecided(
+            request_id="q", intent=Intent.CHAT, route=Route.PLAIN_CHAT, message_vector=offer
+        ),
         TurnCompleted(user_text="hello", assistant_text="hi", message_vector=offer),
     ):
         decoded = EVENT_ADAPTER.validate_json(event.model_dump_json())
