@@ -103,6 +103,9 @@ class RecordingLongTerm:
         self.remembered.append((turn, list(recent)))
         return []
 
+    def offer_chat(self, user_text: str, vector: Any) -> None:
+        """No vectors here: nothing is embedded."""
+
     async def index_log(self) -> None:
         self.indexed = len(self.remembered)
 

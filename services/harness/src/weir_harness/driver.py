@@ -195,7 +195,7 @@ class RunDriver:
         caps = self.capabilities.for_request(run.request)
         route = build_command(run, ROUTE, 1, caps, self._settings)
         state.route_sent = route.event_id
-        await tx.add_step(run, "command", route.event_id, route.model_dump(mode="json"), ROUTE)
+        await tx.add_step(run, "command", route.event_id, record_of(route), ROUTE)
         out.add(route, run=run)
 
     async def _await_route(self, tx: RunTransaction, run: Run, now: datetime) -> None:

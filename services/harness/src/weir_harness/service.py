@@ -87,9 +87,7 @@ class RunService(RunDriver):
             )
             if not await tx.insert(run):
                 return []
-            await tx.add_step(
-                run, "request", event.event_id, event.model_dump(mode="json"), "chat.requested"
-            )
+            await tx.add_step(run, "request", event.event_id, record_of(event), "chat.requested")
             await tx.lock_conversation(run.conversation_id)
             await self._supersede(tx, run, out)
             if not await tx.has_active(run.conversation_id, other_than=run.run_id):

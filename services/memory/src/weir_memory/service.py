@@ -26,7 +26,7 @@ from .longterm.service import LongTermMemory, Recollection
 from .longterm.text import is_chinese
 from .repository import ShortTermStore
 from .sessions.recall import Focus
-from .summary import Summarizer, chat_text
+from .summary import Summarizer
 
 log = structlog.get_logger(__name__)
 
@@ -146,9 +146,7 @@ class MemoryService:
             if lt.conversations is not None:
                 await lt.conversations.add_turn(cmd, conversation_id, cmd.occurred_at)
             if not cmd.private:
-                offered = getattr(lt, "offered", None)  # a stand-in may have none
-                if offered is not None:  # the router's passage vector of the same text
-                    offered.offer(lt.embedder, chat_text(turn.user), cmd.message_vector)
+                lt.offer_chat(turn.user, cmd.message_vector)  # the router's vector of it
                 before = [t for t in recent[:-1] if not t.private]  # private turns stay unread
                 pending = getattr(lt, "pending", None)  # a stand-in may have none
                 if pending is not None:  # analysed later by the `AnalysisWorker`

