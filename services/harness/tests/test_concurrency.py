@@ -41,7 +41,7 @@ pytestmark = pytest.mark.integration
 
 class _PausingTx(RunTx):
     def __init__(self, conn: asyncpg.Connection, repo: PausingRepository) -> None:
-        super().__init__(conn, Topics().prefix)
+        super().__init__(conn, Topics().prefix, repo.writer)
         self._repo = repo
 
     async def next_queued(self, conversation_id: str) -> Run | None:

@@ -22,12 +22,15 @@ from weir_common.events import RunStep, new_id
 from weir_common.topics import Topics
 from weir_deploy.base import free_port
 from weir_deploy.kafka import ApacheKafka
+from weir_harness.driver import Outgoing
 from weir_harness.outbox import OutboxRelay, RelayPolicy
 from weir_harness.repository import RunRepository, init_connection
 
 pytestmark = [pytest.mark.integration, pytest.mark.broker, pytest.mark.timeout(180)]
 
 FAST = RelayPolicy(poll_interval_s=0.1, backoff_base_s=0.2, backoff_max_s=0.5)
+# no poll nor retry within a test: what goes out went by hand-over
+NO_POLL = RelayPolicy(poll_interval_s=600, backoff_base_s=600, backoff_max_s=600)
 
 
 @pytest.fixture
@@ -74,6 +77,20 @@ async def enqueue(repo: RunRepository, topic: str, *events: RunStep) -> None:
     for event in events:
         async with repo.transaction() as tx:
             await tx.enqueue(event, topic, None)
+
+
+async def enqueue_handed(repo: RunRepository, topic: str, *events: RunStep) -> list[Outgoing]:
+    """Write `events` in one transaction; what the run service hands the relay after it."""
+    async with repo.transaction() as tx:
+        for event in events:
+            await tx.enqueue(event, topic, None)
+    return [Outgoing(e, topic, None, i) for e, i in zip(events, tx.outbox_ids, strict=True)]
+
+
+async def leading(relay: OutboxRelay) -> None:
+    async with asyncio.timeout(30):
+        while not relay.leading:  # noqa: ASYNC110 - waits for the relay's own task
+            await asyncio.sleep(0.05)
 
 
 async def consume(bootstrap: str, topic: str, count: int) -> list[tuple[str, str]]:
@@ -249,3 +266,119 @@ async def test_one_relay_leads_and_a_standby_takes_over_when_it_goes(
     finally:
         standby.cancel()
         await asyncio.gather(standby, return_exceptions=True)
+
+
+@pytest.fixture
+async def relay(
+    database_url: str, broker: KafkaBroker, topics: Topics, repo: RunRepository
+) -> AsyncIterator[OutboxRelay]:
+    """The leading relay of `repo`'s process: its rows come by hand-over, it never polls."""
+    relay = OutboxRelay(database_url, broker, topics, NO_POLL, writer=repo.writer)
+    task = asyncio.create_task(relay.run_forever())
+    try:
+        await leading(relay)
+        yield relay
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def emptied(connection: asyncpg.Connection) -> None:
+    async with asyncio.timeout(30):
+        while await outbox_rows(connection):  # noqa: ASYNC110 - polls a table
+            await asyncio.sleep(0.05)
+
+
+async def test_rows_handed_over_go_out_at_once_in_order_and_leave_the_outbox(
+    stack_env: dict[str, str],
+    repo: RunRepository,
+    connection: asyncpg.Connection,
+    relay: OutboxRelay,
+    topics: Topics,
+) -> None:
+    bootstrap = stack_env["KAFKA_BOOTSTRAP_SERVERS"]
+    reply = topics.of("reply")
+    await ensure_topics(bootstrap, [reply], 3)
+    for i in range(3):  # its own NOTIFYs do not wake it, nor does a poll come
+        relay.hand(
+            await enqueue_handed(repo, reply, step("run-a", f"a{i}"), step("run-b", f"b{i}"))
+        )
+
+    found = await consume(bootstrap, reply, 6)
+    assert of_run(found, "run-a") == ["a0", "a1", "a2"]
+    assert of_run(found, "run-b") == ["b0", "b1", "b2"]
+    await emptied(connection)
+
+
+async def test_handed_rows_wait_behind_a_row_of_their_run_that_waits_for_a_retry(
+    stack_env: dict[str, str],
+    repo: RunRepository,
+    connection: asyncpg.Connection,
+    relay: OutboxRelay,
+    topics: Topics,
+) -> None:
+    bootstrap = stack_env["KAFKA_BOOTSTRAP_SERVERS"]
+    reply = topics.of("reply")
+    await ensure_topics(bootstrap, [reply], 3)
+    # larger than the producer's max request size: the broker client refuses it
+    relay.hand(await enqueue_handed(repo, reply, step("run-a", "x" * 2_000_000)))
+    async with asyncio.timeout(30):
+        while not (await outbox_rows(connection))[0]["attempts"]:  # noqa: ASYNC110 - polls a table
+            await asyncio.sleep(0.05)
+
+    relay.hand(await enqueue_handed(repo, reply, step("run-a", "a1"), step("run-b", "b0")))
+
+    assert await consume(bootstrap, reply, 1) == [("run-b", "b0")]
+    waiting = await outbox_rows(connection)
+    assert [(r["run_id"], r["attempts"]) for r in waiting] == [("run-a", 1), ("run-a", 0)]
+
+
+async def test_a_row_polled_before_it_was_handed_over_goes_out_once(
+    stack_env: dict[str, str],
+    repo: RunRepository,
+    connection: asyncpg.Connection,
+    relay: OutboxRelay,
+    topics: Topics,
+) -> None:
+    bootstrap = stack_env["KAFKA_BOOTSTRAP_SERVERS"]
+    reply = topics.of("reply")
+    await ensure_topics(bootstrap, [reply], 3)
+    late = await enqueue_handed(repo, reply, step("run-a", "a0"), step("run-a", "a1"))
+    relay.wake()  # a poll takes them first
+    await emptied(connection)
+    relay.hand(late)
+    relay.hand(await enqueue_handed(repo, reply, step("run-a", "a2")))
+
+    found = await consume(bootstrap, reply, 3)
+    assert of_run(found, "run-a") == ["a0", "a1", "a2"]
+
+
+async def test_a_standby_leaves_its_rows_to_the_leader_of_another_process(
+    stack_env: dict[str, str],
+    repo: RunRepository,
+    database_url: str,
+    connection: asyncpg.Connection,
+    broker: KafkaBroker,
+    topics: Topics,
+) -> None:
+    bootstrap = stack_env["KAFKA_BOOTSTRAP_SERVERS"]
+    reply = topics.of("reply")
+    await ensure_topics(bootstrap, [reply], 3)
+    leader = OutboxRelay(database_url, broker, topics, NO_POLL, writer="another process")
+    standby = OutboxRelay(database_url, broker, topics, NO_POLL, writer=repo.writer)
+    tasks = [asyncio.create_task(leader.run_forever())]
+    try:
+        await leading(leader)
+        tasks.append(asyncio.create_task(standby.run_forever()))
+        items = await enqueue_handed(repo, reply, step("run-a", "a0"), step("run-a", "a1"))
+        standby.hand(items)  # not leading: the leader heard of them by NOTIFY
+        await emptied(connection)
+        marker = await enqueue_handed(repo, reply, step("run-b", "end"))
+        standby.hand(marker)
+        found = await consume(bootstrap, reply, 3)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    assert of_run(found, "run-a") == ["a0", "a1"]
+    assert not standby.leading

@@ -35,7 +35,9 @@ def create_app(settings: HarnessSettings) -> FastAPI:
     )
     repo = RunRepository(settings.database_url, settings.topics.prefix)
     topics = settings.topics
-    relay = OutboxRelay(settings.database_url, broker, topics, _relay_policy(settings))
+    relay = OutboxRelay(
+        settings.database_url, broker, topics, _relay_policy(settings), writer=repo.writer
+    )
     service = RunService(repo, settings)
     handlers = HarnessHandlers(service, relay)
     wait = settings.kafka_fetch_max_wait_ms
@@ -127,8 +129,7 @@ async def sweep_forever(service: RunService, relay: OutboxRelay, interval_s: flo
     """
     while True:
         try:
-            if await service.sweep():
-                relay.wake()
+            relay.hand(await service.sweep())
         except Exception:
             log.exception("sweep.failed")
         await asyncio.sleep(interval_s)

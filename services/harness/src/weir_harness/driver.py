@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 import structlog
@@ -70,11 +70,13 @@ class Outgoing:
     event: Event
     topic: str | None = None  # None: the event type's own topic
     traceparent: str | None = None
+    outbox_id: int | None = None  # its outbox row, once the transaction wrote it
 
 
 @dataclass
 class Out:
     items: list[Outgoing] = field(default_factory=list)
+    _staged_in: RunTransaction | None = None
 
     def add(self, event: Event, topic: str | None = None, run: Run | None = None) -> None:
         self.items.append(Outgoing(event, topic, run.traceparent if run else None))
@@ -83,6 +85,17 @@ class Out:
         """Write the decided events to the outbox of the transaction."""
         for item in self.items:
             await tx.enqueue(item.event, item.topic, item.traceparent)
+        self._staged_in = tx
+
+    def committed(self) -> list[Outgoing]:
+        """The staged events with their outbox ids (after the transaction committed), for
+        the relay to publish at once (`OutboxRelay.hand`)."""
+        if self._staged_in is None:
+            return []
+        ids = self._staged_in.outbox_ids
+        if len(ids) != len(self.items):
+            raise RuntimeError(f"{len(self.items)} events staged, {len(ids)} outbox rows written")
+        return [replace(item, outbox_id=i) for item, i in zip(self.items, ids, strict=True)]
 
 
 class RunDriver:

@@ -2,8 +2,8 @@
 
 One handler shape in every service: a `<Service>Handlers` class whose `on_<event>` methods
 `app.py` subscribes on the broker. Each decodes (its argument is the typed event), calls the
-service, and emits (here: wakes the outbox relay, which publishes what the run service
-committed): nothing else. The deadline sweeper is a background task of `app.py`.
+service, and emits (here: hands what the run service committed to the outbox relay, which
+publishes it): nothing else. The deadline sweeper is a background task of `app.py`.
 
 Engine and network errors propagate: the bus middleware retries the event in place, and the
 run service's dedupe by event id makes a retry after a commit harmless.
@@ -35,18 +35,15 @@ class HarnessHandlers:
 
     async def on_chat(self, event: ChatRequested) -> None:
         """A new chat request opens a run."""
-        if await self._service.on_chat(event, current_traceparent()):
-            self._relay.wake()
+        self._relay.hand(await self._service.on_chat(event, current_traceparent()))
 
     async def on_result(self, event: HarnessResult) -> None:
         """A worker's result moves its run forward."""
-        if await self._service.on_result(event):
-            self._relay.wake()
+        self._relay.hand(await self._service.on_result(event))
 
     async def on_confirmation(self, event: ToolConfirmationGiven) -> None:
         """The user's answer for a parked tool call."""
-        if await self._service.on_confirmation(event):
-            self._relay.wake()
+        self._relay.hand(await self._service.on_confirmation(event))
 
     async def on_catalog(self, event: ToolsCatalogUpdated) -> None:
         """Keep the latest tool catalogue: it decides the tool routes and capability status."""

@@ -93,7 +93,7 @@ class RunService(RunDriver):
             if not await tx.has_active(run.conversation_id, other_than=run.run_id):
                 await self._start(tx, run, out)
             await out.stage(tx)
-        return out.items
+        return out.committed()
 
     async def on_result(self, result: HarnessResult) -> list[Outgoing]:
         """Snapshot a worker's result and send the next command."""
@@ -123,7 +123,7 @@ class RunService(RunDriver):
                 caps = self.capabilities.for_request(run.request)
                 await self._apply(tx, run, decide(run, result, caps, self._settings, policies), out)
             await out.stage(tx)
-        return out.items
+        return out.committed()
 
     async def on_confirmation(self, given: ToolConfirmationGiven) -> list[Outgoing]:
         """The user's answer for a parked call: send it, or end it as declined."""
@@ -150,7 +150,7 @@ class RunService(RunDriver):
             self._observe_step(run, outcome)
             await self._unpark(tx, run, outcome, out)
             await out.stage(tx)
-        return out.items
+        return out.committed()
 
     async def _supersede(self, tx: RunTransaction, newer: Run, out: Out) -> None:
         """A new message where a run of the conversation waits for a confirmation: the user
@@ -205,4 +205,4 @@ class RunService(RunDriver):
                     self._observe_step(run, "timeout")
                     await self._failed(tx, run, f"no answer to {run.step} in time", True, out)
             await out.stage(tx)
-        return out.items
+        return out.committed()

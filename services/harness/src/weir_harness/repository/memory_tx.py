@@ -36,6 +36,7 @@ class MemoryRunTx:
         self._t = tables
         self._namespace = namespace
         self._now = now  # PostgreSQL's now(): the transaction's start
+        self._outbox_ids: list[int] = []
 
     def _mine(self, row: dict[str, Any]) -> bool:
         return row["namespace"] in (self._namespace, "")
@@ -139,7 +140,12 @@ class MemoryRunTx:
                 "traceparent": traceparent,
             }
         )
+        self._outbox_ids.append(self._t.next_id)
         self._t.next_id += 1
+
+    @property
+    def outbox_ids(self) -> list[int]:
+        return list(self._outbox_ids)
 
     async def end(self, run_id: str, diagnosis: dict[str, Any], verdict: dict[str, Any]) -> None:
         row = self._t.runs.get(run_id)

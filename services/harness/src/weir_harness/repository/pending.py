@@ -8,6 +8,7 @@ what it wrote.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +19,7 @@ OUTBOX_CHANNEL = "weir_harness_outbox"  # NOTIFYed on commit of new outbox rows
 # One statement for every held-back run snapshot, step-log row and outbox event of a
 # transaction: the runs' latest snapshots, steps numbered after the run's last one in the
 # order they were added, events in theirs (the outbox's id orders a run's events), and a
-# NOTIFY when there are events.
+# NOTIFY naming the writer when there are events. It returns the events' outbox ids.
 _WRITE_PENDING = """
 WITH s AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[])
@@ -47,9 +48,10 @@ WITH s AS (
     FROM unnest($8::text[], $9::text[], $10::text[], $11::text[])
         WITH ORDINALITY AS e(run_id, topic, event, traceparent, ord)
     ORDER BY e.ord
-    RETURNING 1
+    RETURNING id
 )
-SELECT pg_notify($12, '') FROM (SELECT 1 FROM events LIMIT 1) AS any_event
+SELECT (SELECT array_agg(id ORDER BY id) FROM events) AS ids,
+    (SELECT pg_notify($12, $26) FROM (SELECT 1 FROM events LIMIT 1) AS any_event) AS notified
 """
 
 
@@ -62,20 +64,24 @@ class PendingWrites:
     #: the latest snapshot of each run saved (the 13 columns of `pg_tx._values`, JSON as text)
     runs: dict[str, tuple[Any, ...]] = field(default_factory=dict)
 
-    async def write(self, conn: asyncpg.Connection, namespace: str) -> None:
-        """Write them all (one statement), and forget them."""
+    async def write(self, conn: asyncpg.Connection, namespace: str, writer: str) -> list[int]:
+        """Write them all (one statement), and forget them; the outbox ids of the events,
+        in their order. `writer` names this process in the NOTIFY (its own relay has the
+        rows handed to it: see `weir_harness.outbox`)."""
         if not self.steps and not self.events and not self.runs:
-            return
+            return []
         steps, events, runs = self.steps, self.events, list(self.runs.values())
         self.steps, self.events, self.runs = [], [], {}
-        await conn.execute(
+        ids = await conn.fetchval(
             _WRITE_PENDING,
             *_columns(steps, 6),
             namespace,
             *_columns(events, 4),
             OUTBOX_CHANNEL,
             *_columns(runs, 13),
+            writer,
         )
+        return list(ids or [])
 
 
 def _columns(rows: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
@@ -85,23 +91,23 @@ def _columns(rows: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
 
 class InOrder:
     """The transaction's connection as its statements use it: the held-back writes go
-    first, so every statement sees what the transaction wrote before it."""
+    first (`flush`), so every statement sees what the transaction wrote before it."""
 
-    def __init__(self, conn: asyncpg.Connection, pending: PendingWrites, namespace: str) -> None:
-        self._conn, self._pending, self._namespace = conn, pending, namespace
+    def __init__(self, conn: asyncpg.Connection, flush: Callable[[], Awaitable[None]]) -> None:
+        self._conn, self._flush = conn, flush
 
     async def execute(self, query: str, *args: Any) -> str:
-        await self._pending.write(self._conn, self._namespace)
+        await self._flush()
         return str(await self._conn.execute(query, *args))
 
     async def fetch(self, query: str, *args: Any) -> list[asyncpg.Record]:
-        await self._pending.write(self._conn, self._namespace)
+        await self._flush()
         return list(await self._conn.fetch(query, *args))
 
     async def fetchrow(self, query: str, *args: Any) -> asyncpg.Record | None:
-        await self._pending.write(self._conn, self._namespace)
+        await self._flush()
         return await self._conn.fetchrow(query, *args)
 
     async def fetchval(self, query: str, *args: Any) -> Any:
-        await self._pending.write(self._conn, self._namespace)
+        await self._flush()
         return await self._conn.fetchval(query, *args)

@@ -63,15 +63,22 @@ def due_args(now: datetime, namespace: str) -> tuple[list[str], datetime, str]:
 class RunTx(RecordStatements):
     """The statements of one transaction over runs (a `RunTransaction`)."""
 
-    def __init__(self, conn: asyncpg.Connection, namespace: str) -> None:
+    def __init__(self, conn: asyncpg.Connection, namespace: str, writer: str) -> None:
         self._raw = conn
         self._namespace = namespace
+        self._writer = writer
         self._pending = PendingWrites()
-        self._conn = InOrder(conn, self._pending, namespace)
+        self._conn = InOrder(conn, self.write_pending)
+        self._outbox_ids: list[int] = []
 
     async def write_pending(self) -> None:
         """Write the held-back step-log rows and outbox events (before the commit)."""
-        await self._pending.write(self._raw, self._namespace)
+        self._outbox_ids += await self._pending.write(self._raw, self._namespace, self._writer)
+
+    @property
+    def outbox_ids(self) -> list[int]:
+        """The outbox ids of the events enqueued so far and written, in enqueue order."""
+        return list(self._outbox_ids)
 
     async def first_time(self, event_id: str) -> bool:
         """Record `event_id` as processed; False when it already was (a redelivery)."""

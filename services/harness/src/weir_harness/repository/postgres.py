@@ -14,6 +14,7 @@ from typing import Any
 
 import asyncpg
 
+from weir_common.events import new_id
 from weir_common.migrations import migrate_package
 from weir_common.pg import open_pool
 from weir_common.topics import Topics
@@ -38,6 +39,8 @@ class RunRepository:
         """`namespace`: the deployment's topic prefix (its runs and outbox rows are its own
         when several deployments share the database)."""
         self._dsn = dsn
+        #: names this store's writes in the outbox NOTIFY (`weir_harness.outbox`)
+        self.writer = new_id()
         self._namespace = namespace
         self._pool: asyncpg.Pool | None = None
 
@@ -57,7 +60,7 @@ class RunRepository:
         if self._pool is None:
             raise RuntimeError("RunRepository.open() was not called")
         async with self._pool.acquire() as conn, conn.transaction():
-            tx = RunTx(conn, self._namespace)
+            tx = RunTx(conn, self._namespace, self.writer)
             yield tx
             await tx.write_pending()
 

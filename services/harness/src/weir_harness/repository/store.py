@@ -86,6 +86,12 @@ class RunTransaction(Protocol):
         """Add `event` to the outbox: published by the relay once this transaction commits."""
         ...
 
+    @property
+    def outbox_ids(self) -> list[int]:
+        """The outbox ids of the events enqueued, in their order (complete once the
+        transaction committed)."""
+        ...
+
     async def end(self, run_id: str, diagnosis: dict[str, Any], verdict: dict[str, Any]) -> None:
         """Mark the run ended now, with its diagnosis and verdict."""
         ...
