@@ -50,8 +50,10 @@ RAW_MESSAGES = 200
 RAW_WARMUP = 20
 REPLY = "Sure, here is a short scripted reply of exactly twelve words total."
 RESULTS = Path(__file__).parent / "results"
-# The harness step whose result ends the critical path: run.completed is sent right then.
-LAST_STEP = "answer.generate.requested"
+# The command the harness sends with run.completed (memory records the delivered turn):
+# the critical path ends with the result whose transaction sent it (the answer's, or the
+# evaluator's when the FLASH model judges the answer).
+FINAL_COMMAND = "turn.completed"
 
 
 async def one_turn(ws: websockets.ClientConnection, text: str, conversation: str) -> Frame:
@@ -137,7 +139,9 @@ async def step_log(
 RESULT_OF = {  # command → its result event type
     "memory.context.requested": "memory.context.ready",
     "route.requested": "route.decided",
+    "rag.retrieve.requested": "rag.retrieve.completed",
     "answer.generate.requested": "answer.generated",
+    "answer.evaluate.requested": "answer.evaluated",
     "turn.completed": "turn.recorded",
 }
 
@@ -158,6 +162,8 @@ def critical_path(steps: list[asyncpg.Record]) -> list[str]:
         if kind == "request":  # chat.requested
             path.append(name)
         elif kind == "command":
+            if name == FINAL_COMMAND:
+                break
             parallel = row["created_at"] == sent_at
             path[-1:] = [f"{path[-1]}+{name}"] if parallel else [path[-1], name]
             waiting = waiting + 1 if parallel else 1
@@ -169,13 +175,12 @@ def critical_path(steps: list[asyncpg.Record]) -> list[str]:
                 continue
             path.append("+".join(arrived))
             arrived = []
-            if name == LAST_STEP:
-                break
     return [*path, "run.completed"]
 
 
 def step_latencies(by_run: dict[str, list[asyncpg.Record]], run_ids: list[str]) -> Frame:
-    """p50 of result.created_at - command.created_at per step, and of the harness's span.
+    """p50 of result.created_at - command.created_at per step, and of the harness's span
+    (the request to the transaction that delivered the answer).
 
     `created_at` is `now()`, i.e. the start of the harness transaction that wrote the row.
     """
@@ -191,11 +196,11 @@ def step_latencies(by_run: dict[str, list[asyncpg.Record]], run_ids: list[str]) 
                 request_at = row["created_at"]
             elif row["kind"] == "command":
                 sent[key] = row["created_at"]
+                if row["step"] == FINAL_COMMAND and request_at is not None:
+                    span.append((row["created_at"] - request_at).total_seconds() * 1000)
             elif row["kind"] == "result" and key in sent:
                 ms = (row["created_at"] - sent[key]).total_seconds() * 1000
                 per_step[row["step"]].append(ms)
-                if row["step"] == LAST_STEP and request_at is not None:
-                    span.append((row["created_at"] - request_at).total_seconds() * 1000)
     return {
         "step_p50_ms": {step: pct(v, 50) for step, v in per_step.items()},
         "harness_span_p50_ms": pct(span, 50) if span else None,
