@@ -68,6 +68,15 @@ async def broker(stack_env: dict[str, str]) -> AsyncIterator[KafkaBroker]:
         yield started
 
 
+@pytest.fixture
+async def wire(stack_env: dict[str, str], topics: Topics) -> tuple[str, str]:
+    """The broker's address and the test deployment's reply topic (three partitions)."""
+    bootstrap = stack_env["KAFKA_BOOTSTRAP_SERVERS"]
+    reply = topics.of("reply")
+    await ensure_topics(bootstrap, [reply], 3)
+    return bootstrap, reply
+
+
 def step(run_id: str, content: str) -> RunStep:
     return RunStep(kind="thought", content=content, run_id=run_id)
 
@@ -121,15 +130,13 @@ async def outbox_rows(conn: asyncpg.Connection) -> list[asyncpg.Record]:
 
 
 async def test_relay_publishes_each_runs_rows_in_order_and_empties_the_outbox(
-    stack_env: dict[str, str],
+    wire: tuple[str, str],
     repo: RunRepository,
     connection: asyncpg.Connection,
     broker: KafkaBroker,
     topics: Topics,
 ) -> None:
-    bootstrap = stack_env["KAFKA_BOOTSTRAP_SERVERS"]
-    reply = topics.of("reply")
-    await ensure_topics(bootstrap, [reply], 3)
+    bootstrap, reply = wire
     for i in range(4):
         await enqueue(repo, reply, step("run-a", f"a{i}"), step("run-b", f"b{i}"))
     relay = OutboxRelay("unused", broker, topics, FAST)
@@ -143,15 +150,13 @@ async def test_relay_publishes_each_runs_rows_in_order_and_empties_the_outbox(
 
 
 async def test_a_failed_publish_is_kept_and_holds_back_only_the_rows_of_its_run(
-    stack_env: dict[str, str],
+    wire: tuple[str, str],
     repo: RunRepository,
     connection: asyncpg.Connection,
     broker: KafkaBroker,
     topics: Topics,
 ) -> None:
-    bootstrap = stack_env["KAFKA_BOOTSTRAP_SERVERS"]
-    reply = topics.of("reply")
-    await ensure_topics(bootstrap, [reply], 3)
+    bootstrap, reply = wire
     # larger than the producer's max request size: the broker client refuses it
     await enqueue(repo, reply, step("run-a", "x" * 2_000_000), step("run-a", "a1"))
     await enqueue(repo, reply, step("run-b", "b0"))
@@ -209,16 +214,14 @@ async def test_rows_written_while_the_broker_is_down_all_go_out_in_order_after_i
 
 
 async def test_deployments_sharing_a_database_each_relay_only_their_own_rows(
-    stack_env: dict[str, str],
+    wire: tuple[str, str],
     repo: RunRepository,
     database_url: str,
     connection: asyncpg.Connection,
     broker: KafkaBroker,
     topics: Topics,
 ) -> None:
-    bootstrap = stack_env["KAFKA_BOOTSTRAP_SERVERS"]
-    reply = topics.of("reply")
-    await ensure_topics(bootstrap, [reply], 3)
+    bootstrap, reply = wire
     theirs = Topics(prefix=f"other{new_id()[:8]}.")
     other = RunRepository(database_url, theirs.prefix)
     await other.open()
@@ -235,16 +238,14 @@ async def test_deployments_sharing_a_database_each_relay_only_their_own_rows(
 
 
 async def test_one_relay_leads_and_a_standby_takes_over_when_it_goes(
-    stack_env: dict[str, str],
+    wire: tuple[str, str],
     repo: RunRepository,
     database_url: str,
     connection: asyncpg.Connection,
     broker: KafkaBroker,
     topics: Topics,
 ) -> None:
-    bootstrap = stack_env["KAFKA_BOOTSTRAP_SERVERS"]
-    reply = topics.of("reply")
-    await ensure_topics(bootstrap, [reply], 3)
+    bootstrap, reply = wire
     first = OutboxRelay(database_url, broker, topics, FAST)
     second = OutboxRelay(database_url, broker, topics, FAST)
     leader = asyncio.create_task(first.run_forever())
@@ -290,15 +291,12 @@ async def emptied(connection: asyncpg.Connection) -> None:
 
 
 async def test_rows_handed_over_go_out_at_once_in_order_and_leave_the_outbox(
-    stack_env: dict[str, str],
+    wire: tuple[str, str],
     repo: RunRepository,
     connection: asyncpg.Connection,
     relay: OutboxRelay,
-    topics: Topics,
 ) -> None:
-    bootstrap = stack_env["KAFKA_BOOTSTRAP_SERVERS"]
-    reply = topics.of("reply")
-    await ensure_topics(bootstrap, [reply], 3)
+    bootstrap, reply = wire
     for i in range(3):  # its own NOTIFYs do not wake it, nor does a poll come
         relay.hand(
             await enqueue_handed(repo, reply, step("run-a", f"a{i}"), step("run-b", f"b{i}"))
@@ -311,15 +309,12 @@ async def test_rows_handed_over_go_out_at_once_in_order_and_leave_the_outbox(
 
 
 async def test_handed_rows_wait_behind_a_row_of_their_run_that_waits_for_a_retry(
-    stack_env: dict[str, str],
+    wire: tuple[str, str],
     repo: RunRepository,
     connection: asyncpg.Connection,
     relay: OutboxRelay,
-    topics: Topics,
 ) -> None:
-    bootstrap = stack_env["KAFKA_BOOTSTRAP_SERVERS"]
-    reply = topics.of("reply")
-    await ensure_topics(bootstrap, [reply], 3)
+    bootstrap, reply = wire
     # larger than the producer's max request size: the broker client refuses it
     relay.hand(await enqueue_handed(repo, reply, step("run-a", "x" * 2_000_000)))
     async with asyncio.timeout(30):
@@ -334,15 +329,12 @@ async def test_handed_rows_wait_behind_a_row_of_their_run_that_waits_for_a_retry
 
 
 async def test_a_row_polled_before_it_was_handed_over_goes_out_once(
-    stack_env: dict[str, str],
+    wire: tuple[str, str],
     repo: RunRepository,
     connection: asyncpg.Connection,
     relay: OutboxRelay,
-    topics: Topics,
 ) -> None:
-    bootstrap = stack_env["KAFKA_BOOTSTRAP_SERVERS"]
-    reply = topics.of("reply")
-    await ensure_topics(bootstrap, [reply], 3)
+    bootstrap, reply = wire
     late = await enqueue_handed(repo, reply, step("run-a", "a0"), step("run-a", "a1"))
     relay.wake()  # a poll takes them first
     await emptied(connection)
@@ -354,16 +346,14 @@ async def test_a_row_polled_before_it_was_handed_over_goes_out_once(
 
 
 async def test_a_standby_leaves_its_rows_to_the_leader_of_another_process(
-    stack_env: dict[str, str],
+    wire: tuple[str, str],
     repo: RunRepository,
     database_url: str,
     connection: asyncpg.Connection,
     broker: KafkaBroker,
     topics: Topics,
 ) -> None:
-    bootstrap = stack_env["KAFKA_BOOTSTRAP_SERVERS"]
-    reply = topics.of("reply")
-    await ensure_topics(bootstrap, [reply], 3)
+    bootstrap, reply = wire
     leader = OutboxRelay(database_url, broker, topics, NO_POLL, writer="another process")
     standby = OutboxRelay(database_url, broker, topics, NO_POLL, writer=repo.writer)
     tasks = [asyncio.create_task(leader.run_forever())]
