@@ -19,6 +19,8 @@ from weir_memory.admin import MemoryAdmin
 from weir_memory.flash import Flash
 from weir_memory.log.index import COLLECTION
 from weir_memory.longterm.fusion import Entry, render
+from weir_memory.longterm.ledger import Holdings
+from weir_memory.longterm.models import Analysis, Category, Recalled
 from weir_memory.repository import InMemoryShortTermStore
 from weir_memory.settings import MemorySettings
 from weir_memory.wiring import LongTermWiring
@@ -191,3 +193,31 @@ async def test_retention_removes_old_turns_from_every_index(
         assert runs(await recall(memory, user, "Who moved to Lisbon?")) == [f"{user}-new"]
     finally:
         await wired.close()
+
+
+async def test_recall_searches_only_what_the_user_holds(
+    wiring: LongTermWiring, user: str, wall: WallClock
+) -> None:
+    memory = lt(wiring)
+    say = Speaker(memory, user, wall)
+    searches: list[str] = []
+    search_memories = memory.semantic.recall
+
+    async def counted(*args: object, **kwargs: object) -> list[Recalled]:
+        searches.append("memories")
+        return await search_memories(*args, **kwargs)  # type: ignore[arg-type]
+
+    memory.semantic.recall = counted  # type: ignore[method-assign]
+    assert await memory.ledger.holdings(user) == Holdings(False, False, False)
+    await say("then", "egg", "How long should I boil an egg?", "About seven minutes.")
+    assert await memory.ledger.holdings(user) == Holdings(memories=False, chats=True, sessions=True)
+
+    assert f"{user}-egg" in runs(await recall(memory, user, "boiling eggs"))
+    assert searches == []  # no memory of the user to search for
+
+    tea = Analysis(importance=0.7, category=Category.PREFERENCE, content="I love green tea.")
+    await memory.semantic.store(user, tea, runs=[f"{user}-tea"], at=wall.now)
+    assert (await memory.ledger.holdings(user)).memories
+    found = await recall(memory, user, "what tea do I like?")
+    assert searches == ["memories"]
+    assert [e.memory.item.content for e in found if e.memory] == ["I love green tea."]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from ..db import Database
@@ -24,6 +25,19 @@ USER_TABLES = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Holdings:
+    """What long-term memory holds of a user: a search of what it holds none of is skipped."""
+
+    memories: bool
+    chats: bool
+    sessions: bool
+
+    @property
+    def any(self) -> bool:
+        return self.memories or self.chats or self.sessions
+
+
 class Ledger:
     """`memory_runs`, `memory_users` and the tombstones of `memory_forgotten`."""
 
@@ -38,16 +52,16 @@ class Ledger:
             )
         return found is not None
 
-    async def holds_any(self, user_id: str) -> bool:
-        """True when long-term memory holds any memory, chat or session of the user."""
+    async def holdings(self, user_id: str) -> Holdings:
+        """Which of memories, chats and sessions long-term memory holds of the user."""
         async with self._db.connection() as conn:
-            found: bool = await conn.fetchval(
-                "SELECT EXISTS (SELECT 1 FROM memory_items WHERE user_id = $1)"
-                " OR EXISTS (SELECT 1 FROM memory_chats WHERE user_id = $1)"
-                " OR EXISTS (SELECT 1 FROM memory_sessions WHERE user_id = $1)",
+            row = await conn.fetchrow(
+                "SELECT EXISTS (SELECT 1 FROM memory_items WHERE user_id = $1) AS memories,"
+                " EXISTS (SELECT 1 FROM memory_chats WHERE user_id = $1) AS chats,"
+                " EXISTS (SELECT 1 FROM memory_sessions WHERE user_id = $1) AS sessions",
                 user_id,
             )
-        return found
+        return Holdings(row["memories"], row["chats"], row["sessions"])
 
     async def mark_remembered(self, run_id: str, user_id: str, now: datetime) -> None:
         """Record that this turn's long-term part is done."""

@@ -22,7 +22,7 @@ from weir_common.search.fusion import CANDIDATES_PER_RESULT, HYBRID_RRF_K
 from weir_common.tombstone import forgotten
 
 from ..conversations.service import Conversations
-from ..log.service import TurnLog
+from ..log.service import Candidates, TurnLog
 from ..log.temporal import window
 from ..sessions.recall import Focus, RecallResult, Scenario, Trigger, detect
 from ..sessions.service import SessionMemory
@@ -31,7 +31,7 @@ from . import preferences, topics
 from .analyzer import Analyzer
 from .consolidator import Consolidator
 from .fusion import Entry, fuse, render, telling
-from .ledger import Ledger
+from .ledger import Holdings, Ledger
 from .models import Analysis, Clock, Layer, Vector
 from .offered import OfferedPassages
 from .pending import PendingStore
@@ -145,10 +145,12 @@ class LongTermMemory:
         triggered) recalled sessions; `vector` is the query's embedding when the caller has
         it already; `touch=False` (private mode) leaves the memories' last access as it was."""
         chinese = is_chinese(query)
-        profile = await self.profile.get(user_id)
+        profile, held = await asyncio.gather(
+            self.profile.get(user_id), self.ledger.holdings(user_id)
+        )
         if (
             vector is None
-            and not await self.ledger.holds_any(user_id)
+            and not held.any
             and (detect(query, self._recall.keywords, focus) is None)
         ):  # nothing to search, nothing asked for: no embedding, no search
             return Recollection(
@@ -161,7 +163,7 @@ class LongTermMemory:
         # the log's candidates and the session recall: one search of the chats
         with sharing_searches(at_least=max(self._fusion.candidates(k), self.sessions.search_limit)):
             entries = await self.recall(
-                user_id, query, vector, k, touch=touch, current=conversation_id
+                user_id, query, vector, k, touch=touch, current=conversation_id, held=held
             )
             recall = await self._sessions(user_id, conversation_id, query, vector, focus)
         summary = await self.sessions.summary(user_id, conversation_id) if conversation_id else None
@@ -189,22 +191,35 @@ class LongTermMemory:
         *,
         touch: bool = False,
         current: str | None = None,
+        held: Holdings | None = None,
     ) -> list[Entry]:
         """The best `k` of the user's memories (topic-sliced, seed 003) and logged turns of
         other conversations than `current`, fused; `touch` marks the memories shown as
-        accessed."""
+        accessed. What the user holds none of is not searched (`held`: `Ledger.holdings`,
+        when the caller read it already)."""
         n = self._fusion.candidates(k)
-        selecting = topics.select(
-            query, self._query_vector,
-            lambda v: self.semantic.recall(user_id, v, touch=False, top_k=n), vector, n,
-        )  # fmt: skip
+        held = held or await self.ledger.holdings(user_id)
+
+        async def memories() -> topics.Selection:
+            if not held.memories:
+                return topics.Selection([], n)
+            return await topics.select(
+                query, self._query_vector,
+                lambda v: self.semantic.recall(user_id, v, touch=False, top_k=n), vector, n,
+            )  # fmt: skip
+
+        async def logged(log: TurnLog) -> Candidates:
+            if not held.chats:
+                return Candidates()
+            return await log.candidates(
+                user_id, query, vector, n, window=window(query, self._clock()), current=current
+            )
+
         if self.log is None:
-            selection = await selecting
+            selection = await memories()
             entries = [Entry(r.score, r) for r in selection.memories[:k]]
         else:  # the memories and the log's turns are searched at once
-            selection, found = await asyncio.gather(selecting, self.log.candidates(
-                user_id, query, vector, n, window=window(query, self._clock()), current=current
-            ))  # fmt: skip
+            selection, found = await asyncio.gather(memories(), logged(self.log))
             entries = fuse(
                 selection.memories, found.rankings, found.chats, k,
                 memory_weight=self._fusion.memory_weight,
