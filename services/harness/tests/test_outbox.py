@@ -308,7 +308,7 @@ async def test_rows_handed_over_go_out_at_once_in_order_and_leave_the_outbox(
     await emptied(connection)
 
 
-async def test_handed_rows_wait_behind_a_row_of_their_run_that_waits_for_a_retry(
+async def test_handed_rows_wait_behind_a_row_of_their_run_that_waits_for_a_retry_then_go_on(
     wire: tuple[str, str],
     repo: RunRepository,
     connection: asyncpg.Connection,
@@ -326,6 +326,13 @@ async def test_handed_rows_wait_behind_a_row_of_their_run_that_waits_for_a_retry
     assert await consume(bootstrap, reply, 1) == [("run-b", "b0")]
     waiting = await outbox_rows(connection)
     assert [(r["run_id"], r["attempts"]) for r in waiting] == [("run-a", 1), ("run-a", 0)]
+
+    await connection.execute("DELETE FROM outbox WHERE attempts > 0")  # given up by hand
+    relay.wake()  # the poll sends what was held back; the run's hand-overs go out again
+    await emptied(connection)
+    relay.hand(await enqueue_handed(repo, reply, step("run-a", "a2")))
+    found = await consume(bootstrap, reply, 3)
+    assert of_run(found, "run-a") == ["a1", "a2"]
 
 
 async def test_a_row_polled_before_it_was_handed_over_goes_out_once(

@@ -56,8 +56,12 @@ WHERE namespace = $2 AND NOT EXISTS (
 )
 ORDER BY id LIMIT $1
 """
-# The runs with a row waiting for a retry (a new leader's start: hand-overs skip them).
-_HELD = "SELECT DISTINCT run_id FROM outbox WHERE namespace = $1 AND attempts > 0"
+# The runs with a row waiting for a retry, and their last row (a new leader's start:
+# hand-overs skip them until a poll sent that far).
+_HELD = """
+SELECT run_id, max(id) AS last FROM outbox WHERE namespace = $1
+GROUP BY run_id HAVING bool_or(attempts > 0)
+"""
 _FAILED = """
 UPDATE outbox SET attempts = attempts + 1, last_error = $2,
     next_try_at = now() + make_interval(secs => least($3 * 2 ^ attempts, $4))
@@ -123,7 +127,8 @@ class OutboxRelay:
         self._poll_due = True
         self._leading = False
         self._handed: list[_Row] = []
-        self._held: set[str] = set()  # runs with a row waiting for a retry
+        # runs with a row waiting for a retry → their last row left to the poll
+        self._held: dict[str, int] = {}
         self._polled: OrderedDict[int, None] = OrderedDict()
 
     @property
@@ -171,18 +176,22 @@ class OutboxRelay:
             self._polled[row.id] = None
         while len(self._polled) > RECENT_POLLED:
             self._polled.popitem(last=False)
-        # a run's waiting row went out with all its later ones only if the batch held all
-        return await self._send(conn, rows, clears_held=len(rows) < self._policy.batch)
+        return await self._send(conn, rows)
 
     async def _relay_handed(self, conn: asyncpg.Connection) -> int:
         rows, self._handed = self._handed, []
-        fresh = [r for r in rows if r.id not in self._polled and r.run_id not in self._held]
-        return await self._send(conn, fresh, clears_held=False)
+        fresh = []
+        for row in rows:
+            if row.run_id in self._held:  # behind a row that waits: the poll keeps the order
+                self._held[row.run_id] = max(self._held[row.run_id], row.id)
+            elif row.id not in self._polled:
+                fresh.append(row)
+        return await self._send(conn, fresh)
 
-    async def _send(self, conn: asyncpg.Connection, rows: list[_Row], *, clears_held: bool) -> int:
+    async def _send(self, conn: asyncpg.Connection, rows: list[_Row]) -> int:
         """Publish `rows` (each run's in order, runs in parallel), delete the sent ones and
-        note the failures; how many went out. `clears_held`: a run whose rows all went out
-        has none waiting any more."""
+        note the failures; how many went out. A run leaves the held ones once its rows went
+        out as far as the last one left to the poll."""
         by_run: dict[str, list[_Row]] = {}
         for row in rows:
             by_run.setdefault(row.run_id, []).append(row)
@@ -190,12 +199,12 @@ class OutboxRelay:
         sent = [row_id for ids, _ in outcomes for row_id in ids]
         if sent:
             await conn.execute("DELETE FROM outbox WHERE id = ANY($1::bigint[])", sent)
-        for run_id, (_, failure) in zip(by_run, outcomes, strict=True):
+        for (run_id, run_rows), (ids, failure) in zip(by_run.items(), outcomes, strict=True):
             if failure is not None:
-                self._held.add(run_id)
+                self._held[run_id] = max(self._held.get(run_id, 0), run_rows[-1].id)
                 await self._failed(conn, *failure)
-            elif clears_held:
-                self._held.discard(run_id)
+            elif run_id in self._held and ids and ids[-1] >= self._held[run_id]:
+                del self._held[run_id]
         return len(sent)
 
     async def _serve(self, conn: asyncpg.Connection) -> None:
@@ -203,7 +212,7 @@ class OutboxRelay:
             await self._wait()
         log.info("outbox.leading")
         await conn.add_listener(OUTBOX_CHANNEL, self._on_notify)
-        self._held = {r["run_id"] for r in await conn.fetch(_HELD, self._topics.prefix)}
+        self._held = {r["run_id"]: r["last"] for r in await conn.fetch(_HELD, self._topics.prefix)}
         self._poll_due, self._leading = True, True
         while True:
             if self._poll_due:
