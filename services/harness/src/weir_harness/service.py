@@ -177,10 +177,10 @@ class RunService(RunDriver):
 
     async def sweep(self) -> list[Outgoing]:
         """Retry steps whose backoff ended, and treat passed deadlines as transient failures."""
-        out = Out()
         now = self._now()
         if not await self._repo.any_due(now):  # idle: one query a second, no transaction
-            return out.items
+            return []
+        out = Out()
         async with self._repo.transaction() as tx:
             for run in await tx.due(now):
                 if run.step == CONFIRM and run.deadline is not None and run.deadline <= now:

@@ -49,7 +49,8 @@ class PassageVector(BaseModel):
         raw = base64.b64decode(self.data, validate=True)
         if len(raw) % 4:
             return []
-        return [float(x) for x in np.frombuffer(raw, dtype="<f4")]
+        numbers: list[float] = np.frombuffer(raw, dtype="<f4").tolist()
+        return numbers
 
     def for_text(self, embedder: str, text: str, dimension: int) -> list[float] | None:
         """The vector when it is `text`'s by `embedder` and of its `dimension`, else None."""
