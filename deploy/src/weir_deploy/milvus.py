@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -35,15 +35,13 @@ async def check(uri: str) -> None:
 
 
 def find_milvus_lite() -> str | None:
-    """Path of the ``milvus-lite`` console script (beside the interpreter, else on PATH)."""
-    beside = Path(sys.executable).parent / "milvus-lite"
-    if beside.exists():
-        return str(beside)
-    return shutil.which("milvus-lite")
+    """Where the ``milvus_lite`` package is installed (None when it is not)."""
+    spec = importlib.util.find_spec("milvus_lite")
+    return spec.origin if spec is not None else None
 
 
 class MilvusEngine:
-    """``milvus-lite server`` with data under ``<data_dir>/milvus``."""
+    """Milvus Lite's server (`weir_deploy.milvus_server`) with data under ``<data_dir>/milvus``."""
 
     name = "milvus"
 
@@ -73,15 +71,15 @@ class MilvusEngine:
                 ) from exc
             self.startup_seconds = time.monotonic() - began
             return
-        exe = find_milvus_lite()
-        if exe is None:
-            raise EngineStartError(self.name, "milvus-lite console script not found in the venv")
+        if find_milvus_lite() is None:
+            raise EngineStartError(self.name, "the milvus-lite package is not installed")
         ensure_port_free(self.name, self.port)
         work = self.data_dir / "milvus"
         work.mkdir(parents=True, exist_ok=True)
-        argv = [exe, "server", "--data-dir", str(work), "--host", "127.0.0.1",
-                "--port", str(self.port)]  # fmt: skip
-        self._proc = ManagedProcess(self.name, argv, self.data_dir / "logs", grace=10.0)
+        argv = [sys.executable, "-m", "weir_deploy.milvus_server", "--data-dir", str(work),
+                "--host", "127.0.0.1", "--port", str(self.port)]  # fmt: skip
+        # a stop closes the collections, which waits for the index files being written
+        self._proc = ManagedProcess(self.name, argv, self.data_dir / "logs", grace=30.0)
         self._proc.spawn()
         await self._proc.wait_healthy(self._health, self.timeout)
         self.startup_seconds = time.monotonic() - began
