@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 
 import asyncpg
@@ -33,16 +32,15 @@ from weir_common.events import (
 from weir_common.topics import Topics
 from weir_harness.models import Run, RunStatus
 from weir_harness.repository import RunRepository, RunTx
+from weir_harness.repository.pg_optimistic import OptimisticRunTx, RunCache
 from weir_harness.service import Outgoing, RunService
 from weir_harness.settings import HarnessSettings
 
 pytestmark = pytest.mark.integration
 
 
-class _PausingTx(RunTx):
-    def __init__(self, conn: asyncpg.Connection, repo: PausingRepository) -> None:
-        super().__init__(conn, Topics().prefix, repo.writer)
-        self._repo = repo
+class _Pausing(RunTx):
+    _repo: PausingRepository
 
     async def next_queued(self, conversation_id: str) -> Run | None:
         found = await super().next_queued(conversation_id)
@@ -53,8 +51,21 @@ class _PausingTx(RunTx):
         return found
 
 
+class _PausingTx(_Pausing):
+    def __init__(self, conn: asyncpg.Connection, repo: PausingRepository) -> None:
+        super().__init__(conn, Topics().prefix, repo.writer)
+        self._repo = repo
+
+
+class _PausingOptimisticTx(_Pausing, OptimisticRunTx):
+    def __init__(self, conn: asyncpg.Connection, repo: PausingRepository, cache: RunCache) -> None:
+        OptimisticRunTx.__init__(self, conn, Topics().prefix, repo.writer, cache)
+        self._repo = repo
+
+
 class PausingRepository(RunRepository):
-    """Holds a transaction open right after it looked for a queued run, until told to go on."""
+    """Holds a transaction open right after it looked for a queued run, until told to go on
+    (the closing result's transaction is an optimistic one, turned locked by the close)."""
 
     def __init__(self, dsn: str) -> None:
         super().__init__(dsn)
@@ -62,13 +73,11 @@ class PausingRepository(RunRepository):
         self.looked = asyncio.Event()
         self.proceed = asyncio.Event()
 
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[RunTx]:
-        assert self._pool is not None
-        async with self._pool.acquire() as conn, conn.transaction():
-            tx = _PausingTx(conn, self)
-            yield tx
-            await tx.write_pending()
+    def _locked_tx(self, conn: asyncpg.Connection) -> RunTx:
+        return _PausingTx(conn, self)
+
+    def _optimistic_tx(self, conn: asyncpg.Connection) -> OptimisticRunTx:
+        return _PausingOptimisticTx(conn, self, self._runs)
 
 
 class FixedClock:

@@ -11,6 +11,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 
 import structlog
 
@@ -75,7 +76,11 @@ class Outgoing:
 
 @dataclass
 class Out:
+    """What a transaction decided: the events, and the metrics to count once it committed
+    (a decision made again on a locked run must not count twice)."""
+
     items: list[Outgoing] = field(default_factory=list)
+    counts: list[Callable[[], None]] = field(default_factory=list)
     _staged_in: RunTransaction | None = None
 
     def add(self, event: Event, topic: str | None = None, run: Run | None = None) -> None:
@@ -90,6 +95,9 @@ class Out:
     def committed(self) -> list[Outgoing]:
         """The staged events with their outbox ids (after the transaction committed), for
         the relay to publish at once (`OutboxRelay.hand`)."""
+        for count in self.counts:
+            count()
+        self.counts.clear()
         if self._staged_in is None:
             return []
         ids = self._staged_in.outbox_ids
@@ -134,11 +142,11 @@ class RunDriver:
             return command
         return command.model_copy(update={"message_vector": vector})
 
-    def _observe_step(self, run: Run, outcome: str) -> None:
+    def _observe_step(self, run: Run, outcome: str, out: Out) -> None:
         sent = run.state.step_sent_at
         if sent is not None and run.step is not None:
-            elapsed = (self._now() - sent).total_seconds()
-            STEP_SECONDS.labels(run.step, outcome).observe(max(elapsed, 0.0))
+            elapsed = max((self._now() - sent).total_seconds(), 0.0)
+            out.counts.append(partial(STEP_SECONDS.labels(run.step, outcome).observe, elapsed))
 
     async def _resend(self, tx: RunTransaction, run: Run, out: Out) -> None:
         """Send the pending command again, same attempt: it went unanswered while no harness
@@ -278,7 +286,7 @@ class RunDriver:
         run.status, run.pending_event_id, run.deadline, run.retry_at = status, None, None, None
         run.state.route_sent = None  # a route still out is answered to a closed run: stale
         await tx.save(run)
-        RUNS.labels(status.value).inc()
+        out.counts.append(RUNS.labels(status.value).inc)
         steps = await tx.step_log(run.run_id)
         await tx.end(run.run_id, diagnose(run, steps), judge(run, steps))
         log.info("run.closed", run_id=run.run_id, status=status.value)

@@ -40,7 +40,7 @@ from weir_harness.confirmation import (
 from weir_harness.dispatch import next_for_calls
 from weir_harness.driver import Clock, Out, Outgoing, RunDriver, record_of
 from weir_harness.models import Run, RunStatus
-from weir_harness.repository.store import RunStore, RunTransaction
+from weir_harness.repository.store import RedeliveredError, RunStore, RunTransaction, StaleRunError
 from weir_harness.settings import HarnessSettings
 from weir_harness.steps import FIRST_STEP, GENERATE
 from weir_harness.transitions import Decision, decide, out_of_time, stop_for_time
@@ -96,11 +96,22 @@ class RunService(RunDriver):
         return out.committed()
 
     async def on_result(self, result: HarnessResult) -> list[Outgoing]:
-        """Snapshot a worker's result and send the next command."""
-        out = Out()
+        """Snapshot a worker's result and send the next command: decided on the run as
+        last written (no lock held meanwhile), and decided again on the locked run when it
+        changed in between."""
         if result.run_id is None:
             return []
-        async with self._repo.transaction() as tx:
+        try:
+            return await self._on_result(result, optimistic=True)
+        except StaleRunError:
+            return await self._on_result(result, optimistic=False)
+        except RedeliveredError:
+            return []
+
+    async def _on_result(self, result: HarnessResult, *, optimistic: bool) -> list[Outgoing]:
+        assert result.run_id is not None
+        out = Out()
+        async with self._repo.transaction(optimistic=optimistic) as tx:
             run = await tx.first_get(result.event_id, result.run_id)
             if run is None:  # a redelivery, or a run "forget me" deleted
                 return []
@@ -112,7 +123,7 @@ class RunService(RunDriver):
                 log.info("result.stale", run_id=result.run_id, type=result.type)
                 return []
             await tx.add_step(run, "result", result.event_id, record_of(result))
-            self._observe_step(run, "failed" if isinstance(result, StepFailed) else "ok")
+            self._observe_step(run, "failed" if isinstance(result, StepFailed) else "ok", out)
             if isinstance(result, StepFailed):
                 await self._failed(tx, run, result.reason, result.transient, out)
             else:
@@ -147,7 +158,7 @@ class RunService(RunDriver):
                 decision: PolicyDecision = "allow" if given.approve else "deny"
                 client = run.request.client_conversation_id
                 await tx.put_policy(run.user_id, conversation, wait.call.tool, decision, client)
-            self._observe_step(run, outcome)
+            self._observe_step(run, outcome, out)
             await self._unpark(tx, run, outcome, out)
             await out.stage(tx)
         return out.committed()
@@ -162,7 +173,7 @@ class RunService(RunDriver):
         note = {"decision": "superseded", "call_id": wait.call_id, "tool": wait.call.tool,
                 "by_run": newer.run_id}  # fmt: skip
         await tx.add_step(waiting, "confirmation", newer.run_id, note)
-        self._observe_step(waiting, "superseded")
+        self._observe_step(waiting, "superseded", out)
         await self._unpark(tx, waiting, "superseded", out)
 
     async def _unpark(self, tx: RunTransaction, run: Run, outcome: Outcome, out: Out) -> None:
@@ -188,7 +199,7 @@ class RunService(RunDriver):
                     note = {"decision": "expired", "tool": wait.call.tool if wait else None,
                             "call_id": run.pending_event_id}  # fmt: skip
                     await tx.add_step(run, "confirmation", run.pending_event_id or "", note)
-                    self._observe_step(run, "expired")
+                    self._observe_step(run, "expired", out)
                     await self._unpark(tx, run, "expired", out)
                 elif run.step == CONFIRM:
                     continue
@@ -202,7 +213,7 @@ class RunService(RunDriver):
                     await tx.add_step(
                         run, "timeout", run.pending_event_id or "", {"deadline": str(run.deadline)}
                     )
-                    self._observe_step(run, "timeout")
+                    self._observe_step(run, "timeout", out)
                     await self._failed(tx, run, f"no answer to {run.step} in time", True, out)
             await out.stage(tx)
         return out.committed()

@@ -7,14 +7,16 @@
 from weir_harness.repository.memory import MemoryRunStore
 from weir_harness.repository.pg_tx import RunTx
 from weir_harness.repository.postgres import OUTBOX_CHANNEL, RunRepository, init_connection
-from weir_harness.repository.store import RunStore, RunTransaction
+from weir_harness.repository.store import RedeliveredError, RunStore, RunTransaction, StaleRunError
 
 __all__ = [
     "OUTBOX_CHANNEL",
     "MemoryRunStore",
+    "RedeliveredError",
     "RunRepository",
     "RunStore",
     "RunTransaction",
     "RunTx",
+    "StaleRunError",
     "init_connection",
 ]

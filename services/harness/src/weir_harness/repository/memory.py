@@ -41,7 +41,8 @@ class MemoryRunStore:
         """Nothing to release: the tables stay, as a database outlives its clients."""
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[MemoryRunTx]:
+    async def transaction(self, *, optimistic: bool = False) -> AsyncIterator[MemoryRunTx]:
+        # always locked: one transaction at a time holds the whole store
         async with self.database.lock:
             tables = self.database.tables
             saved = tables.snapshot()

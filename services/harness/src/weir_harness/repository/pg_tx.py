@@ -6,7 +6,8 @@ A transition saves the run's snapshot and appends a few step-log rows and outbox
 before any other statement of the transaction, and at its end: the transaction reads what it
 wrote, as before, in fewer round trips. A worker's result and the next command take four:
 BEGIN, the dedupe and the locked read of the run (`first_get`), the writes, COMMIT (9 at
-first, 6 before the snapshot and the dedupe joined the others).
+first, 6 before the snapshot and the dedupe joined the others); one in an optimistic
+transaction (`pg_optimistic`) that finds the run in the cache of what was written last.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import asyncpg
 
 from weir_common.events import Event
 from weir_harness.models import ACTIVE, Run, RunStatus
-from weir_harness.repository.pending import InOrder, PendingWrites
+from weir_harness.repository.pending import InOrder, PendingWrites, Written
 from weir_harness.repository.pg_records import RecordStatements
 
 # Column names are constants of this module, never input: S608 does not apply.
@@ -29,8 +30,20 @@ _COLUMNS = (
 )
 
 
+_NAMES = tuple(name.strip() for name in _COLUMNS.split(","))
+_JSON = ("request", "state")
+
+
 def _to_run(row: asyncpg.Record) -> Run:
     return Run.model_validate(dict(row))
+
+
+def run_of(snapshot: tuple[Any, ...]) -> Run:
+    """The run a saved snapshot (the columns of `_values`, JSON as text) describes."""
+    values = dict(zip(_NAMES, snapshot, strict=True))
+    for name in _JSON:
+        values[name] = json.loads(values[name])
+    return Run.model_validate(values)
 
 
 def _values(run: Run) -> tuple[Any, ...]:
@@ -70,10 +83,17 @@ class RunTx(RecordStatements):
         self._pending = PendingWrites()
         self._conn = InOrder(conn, self.write_pending)
         self._outbox_ids: list[int] = []
+        #: the runs written, by id, with their version after the write and the snapshot
+        #: written: what the repository's cache keeps once the transaction committed
+        self.saved: dict[str, tuple[int, tuple[Any, ...]]] = {}
 
     async def write_pending(self) -> None:
         """Write the held-back step-log rows and outbox events (before the commit)."""
-        self._outbox_ids += await self._pending.write(self._raw, self._namespace, self._writer)
+        self._took(await self._pending.write(self._raw, self._namespace, self._writer))
+
+    def _took(self, written: Written) -> None:
+        self._outbox_ids += written.outbox_ids
+        self.saved.update(written.saved)
 
     @property
     def outbox_ids(self) -> list[int]:

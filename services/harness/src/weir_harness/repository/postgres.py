@@ -21,6 +21,7 @@ from weir_common.topics import Topics
 from weir_harness.confirmation import PolicyDecision
 from weir_harness.models import Run
 from weir_harness.repository.pending import OUTBOX_CHANNEL
+from weir_harness.repository.pg_optimistic import OptimisticRunTx, RunCache
 from weir_harness.repository.pg_tx import DUE, RunTx, due_args
 from weir_harness.run_list import RunQuery, list_page
 
@@ -43,6 +44,7 @@ class RunRepository:
         self.writer = new_id()
         self._namespace = namespace
         self._pool: asyncpg.Pool | None = None
+        self._runs = RunCache()  # what this process wrote last, for optimistic transactions
 
     async def open(self) -> None:
         """Connect and migrate the tables to the latest version (`migrations/`)."""
@@ -55,14 +57,33 @@ class RunRepository:
             await self._pool.close()
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[RunTx]:
-        """One transaction; committed when the block exits normally."""
+    async def transaction(self, *, optimistic: bool = False) -> AsyncIterator[RunTx]:
+        """One transaction; committed when the block exits normally (`optimistic`: see
+        `pg_optimistic`)."""
         if self._pool is None:
             raise RuntimeError("RunRepository.open() was not called")
-        async with self._pool.acquire() as conn, conn.transaction():
-            tx = RunTx(conn, self._namespace, self.writer)
-            yield tx
-            await tx.write_pending()
+        async with self._pool.acquire() as conn:
+            tx: RunTx
+            if optimistic:
+                tx = unlocked = self._optimistic_tx(conn)
+                try:
+                    yield tx
+                    await unlocked.finish()
+                except BaseException:
+                    await unlocked.rollback()
+                    raise
+            else:
+                async with conn.transaction():
+                    tx = self._locked_tx(conn)
+                    yield tx
+                    await tx.write_pending()
+        self._runs.put(tx.saved)
+
+    def _locked_tx(self, conn: asyncpg.Connection) -> RunTx:
+        return RunTx(conn, self._namespace, self.writer)
+
+    def _optimistic_tx(self, conn: asyncpg.Connection) -> OptimisticRunTx:
+        return OptimisticRunTx(conn, self._namespace, self.writer, self._runs)
 
     async def any_due(self, now: datetime) -> bool:
         """Whether an active run of this deployment has its deadline or retry time at or

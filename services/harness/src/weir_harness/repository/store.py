@@ -23,7 +23,16 @@ from weir_harness.confirmation import Policies, PolicyDecision
 from weir_harness.models import Run
 from weir_harness.run_list import RunQuery
 
-__all__ = ["RunStore", "RunTransaction"]
+__all__ = ["RedeliveredError", "RunStore", "RunTransaction", "StaleRunError"]
+
+
+class StaleRunError(Exception):
+    """An optimistic transaction's run changed after it was read: nothing was written; do
+    the work again in a locked transaction."""
+
+
+class RedeliveredError(Exception):
+    """An optimistic transaction's event was processed before: nothing was written."""
 
 
 class RunTransaction(Protocol):
@@ -141,8 +150,14 @@ class RunStore(Protocol):
         """Release the store's resources."""
         ...
 
-    def transaction(self) -> AbstractAsyncContextManager[RunTransaction]:
-        """One transaction; committed when the block exits normally, rolled back on error."""
+    def transaction(
+        self, *, optimistic: bool = False
+    ) -> AbstractAsyncContextManager[RunTransaction]:
+        """One transaction; committed when the block exits normally, rolled back on error.
+
+        `optimistic`: `first_get` may read its run without a lock, and the block (or its
+        exit) then raises `StaleRunError` when the run changed meanwhile, or `RedeliveredError` when
+        the event was processed before, having written nothing (a store may always lock)."""
         ...
 
     async def any_due(self, now: datetime) -> bool:
