@@ -28,6 +28,7 @@ from weir_common.events import (
     StepFailed,
     ToolConfirmationGiven,
 )
+from weir_common.metrics import RESULTS_APPLIED
 from weir_harness.capabilities import Capabilities
 from weir_harness.confirmation import (
     CONFIRM,
@@ -102,11 +103,16 @@ class RunService(RunDriver):
         if result.run_id is None:
             return []
         try:
-            return await self._on_result(result, optimistic=True)
+            out = await self._on_result(result, optimistic=True)
         except StaleRunError:
+            RESULTS_APPLIED.labels("again").inc()
+            log.info("result.decided_again", run_id=result.run_id, type=result.type)
             return await self._on_result(result, optimistic=False)
         except RedeliveredError:
+            RESULTS_APPLIED.labels("redelivered").inc()
             return []
+        RESULTS_APPLIED.labels("optimistic").inc()
+        return out
 
     async def _on_result(self, result: HarnessResult, *, optimistic: bool) -> list[Outgoing]:
         assert result.run_id is not None

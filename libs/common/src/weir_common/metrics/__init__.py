@@ -36,6 +36,12 @@ STEP_SECONDS = Histogram(
     buckets=_STEP_BUCKETS,
 )
 RUNS = Counter("weir_runs", "Harness: runs closed, by outcome.", ["outcome"])
+RESULTS_APPLIED = Counter(
+    "weir_results_applied",
+    "Harness: workers' results by how they were applied: optimistic (on the run as read, "
+    "unlocked), again (the run changed meanwhile: decided again, locked), redelivered.",
+    ["how"],
+)
 CONSUMER_LAG = Gauge(
     "weir_consumer_lag",
     "Messages not yet consumed (highwater - position) per assigned partition, at scrape.",
