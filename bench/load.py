@@ -5,7 +5,9 @@ an in-process scripted model reached through litellm (`openai/scripted`, ~20 str
 tokens) and the six services, each its own process, as `make run` does. Then:
 1. idle: CPU of every process over `--idle-seconds` with no traffic, after start-up settles;
 2. load: `--clients` users, each its own conversation, `--turns` turns each through the
-   gateway's `/ws/chat` (next turn after the previous `done`): turns/s, latency p50/p99,
+   gateway's `/ws/chat` (next turn after the previous `done`; `--workload chat`, the
+   default, small talk that takes the plain-chat route, or `knowledge`, a message the rules
+   read as a question, searched in the empty knowledge base): turns/s, latency p50/p99,
    first-delta time over the model's own, errors, CPU ms per turn of every process tree
    (from /proc); with `--profile DIR`, py-spy on each service during the load;
 3. or, with `--soak[-minutes N]`, the same clients chatting without pause for N minutes:
@@ -16,6 +18,7 @@ are in bench/README.md.
 
     .venv/bin/python bench/load.py [--clients 200] [--turns 5] [--kafka-impl apache|tansu]
         [--idle-seconds 30] [--profile DIR] [--soak | --soak-minutes N]
+        [--workload chat|knowledge]
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from load_clients import Client, Turn, chat, connect_all
+from load_clients import MESSAGES, Client, Turn, chat, connect_all
 from load_report import direct_ttft_ms, idle_report, load_report, model_calls, soak_report
 from procstat import Usage, loadavg, usage
 from pyspy_profile import Profiler
@@ -81,9 +84,9 @@ async def idle(roots: dict[str, int], seconds: float) -> dict[str, Any]:
     return idle_report(before, after)
 
 
-async def single(url: str, direct_ms: float) -> dict[str, Any]:
+async def single(url: str, direct_ms: float, workload: str) -> dict[str, Any]:
     """One client alone, `SINGLE_TURNS` turns: the path without any queue."""
-    client = Client(url, -100, f"single-{os.getpid()}")
+    client = Client(url, -100, f"single-{os.getpid()}", workload)
     turns = await chat([client], SINGLE_TURNS, None)
     await client.close()
     answered = [t for t in turns if t.status == "done"]
@@ -103,7 +106,9 @@ async def load(
     url: str, roots: dict[str, int], args: argparse.Namespace, services: Services, llm: ScriptedLLM
 ) -> dict[str, Any]:
     """`--clients` × `--turns` turns; with `--profile`, py-spy on each service meanwhile."""
-    clients = [Client(url, i, f"load-{os.getpid()}-{i}") for i in range(args.clients)]
+    clients = [
+        Client(url, i, f"load-{os.getpid()}-{i}", args.workload) for i in range(args.clients)
+    ]
     await connect_all(clients)
     profiler = None
     if args.profile is not None:
@@ -129,10 +134,11 @@ async def load(
 
 
 async def soak(
-    url: str, roots: dict[str, int], minutes: int, clients_n: int, llm: ScriptedLLM
+    url: str, roots: dict[str, int], args: argparse.Namespace, llm: ScriptedLLM
 ) -> dict[str, Any]:
     """The clients chat without pause for `minutes`; a reading of every tree each minute."""
-    clients = [Client(url, i, f"soak-{os.getpid()}-{i}") for i in range(clients_n)]
+    minutes, clients_n = args.soak_minutes, args.clients
+    clients = [Client(url, i, f"soak-{os.getpid()}-{i}", args.workload) for i in range(clients_n)]
     await connect_all(clients)
     load_before = loadavg()
     began = time.monotonic()
@@ -184,7 +190,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
                 print(f"idle for {args.idle_seconds} s", flush=True)
                 result.update(await idle(roots, args.idle_seconds))
             url = services.url("gateway").replace("http", "ws") + "/ws/chat"
-            warm = [Client(url, -1 - i, f"warm-{os.getpid()}-{i}") for i in range(WARM_CLIENTS)]
+            warm = [Client(url, -1 - i, f"warm-{os.getpid()}-{i}", args.workload)
+                    for i in range(WARM_CLIENTS)]  # fmt: skip
             await connect_all(warm)
             warm_turns = await chat(warm, WARM_TURNS, None)
             await asyncio.gather(*(c.close() for c in warm))
@@ -192,11 +199,11 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
                 raise RuntimeError(f"warm-up turns failed: {bad[:3]} (logs in {logs})")
             direct = await direct_ttft_ms(llm.base_url)
             result["ttft_direct_p50_ms"] = round(statistics.median(direct), 2)
-            result.update(await single(url, result["ttft_direct_p50_ms"]))
+            result.update(await single(url, result["ttft_direct_p50_ms"], args.workload))
             llm.state.recorded.clear()
             if args.soak_minutes:
                 print(f"soak: {args.clients} clients for {args.soak_minutes} min", flush=True)
-                result.update(await soak(url, roots, args.soak_minutes, args.clients, llm))
+                result.update(await soak(url, roots, args, llm))
             else:
                 print(f"load: {args.clients} clients × {args.turns} turns", flush=True)
                 result.update(await load(url, roots, args, services, llm))
@@ -204,6 +211,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
                     added = result["ttft_p50_ms"] - result["ttft_direct_p50_ms"]
                     result["ttft_added_p50_ms"] = round(added, 2)
             result["clients"] = args.clients
+            result["workload"] = {"name": args.workload, "message": MESSAGES[args.workload]}
             if args.idle_after_seconds > 0:
                 await asyncio.sleep(5.0)  # the last runs close, memory's work drains
                 print(f"idle after for {args.idle_after_seconds} s", flush=True)
@@ -232,6 +240,10 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, help="py-spy each service into this folder")
     parser.add_argument("--soak", action="store_true", help="soak for 10 minutes")
     parser.add_argument("--soak-minutes", type=int, default=0)
+    parser.add_argument(
+        "--workload", choices=sorted(MESSAGES), default="chat",
+        help="chat: small talk (plain-chat turns); knowledge: the knowledge route",
+    )  # fmt: skip
     args = parser.parse_args()
     if args.soak and not args.soak_minutes:
         args.soak_minutes = 10

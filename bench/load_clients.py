@@ -19,6 +19,15 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 
 TURN_TIMEOUT_S = 90.0
+#: What each client says, by workload; every message its own text, as people's are (no cache
+#: of query vectors serves it). "chat": small talk, a plain-chat turn (memory, route,
+#: answer, judge, record; the router's rules leave the tool catalogue out). "knowledge": the
+#: same greeting with a tail the rules read as a question: the knowledge route (a search of
+#: the empty knowledge base, and the message matched against the tool catalogue).
+MESSAGES = {
+    "chat": "hi there! how are you doing today, friend {client}-{n}?",
+    "knowledge": "hello, how are you doing today? (client {client}, message {n})",
+}
 CONNECT_TIMEOUT_S = 60.0
 CONNECTS_AT_ONCE = 20
 
@@ -43,10 +52,11 @@ class Turn:
 class Client:
     """One user with one conversation on one WebSocket."""
 
-    def __init__(self, url: str, index: int, user: str) -> None:
+    def __init__(self, url: str, index: int, user: str, workload: str = "chat") -> None:
         self.url = url
         self.index = index
         self.user = user
+        self.message = MESSAGES[workload]
         self.conversation = f"load-{index}"
         self.sent = 0
         self._ws: ClientConnection | None = None
@@ -73,8 +83,7 @@ class Client:
             await self.connect()
         assert self._ws is not None
         self.sent += 1
-        # every message its own text, as people's are: no cache of query vectors serves it
-        text = f"hello, how are you doing today? (client {self.index}, message {self.sent})"
+        text = self.message.format(client=self.index, n=self.sent)
         frame = {"type": "chat", "text": text, "conversation_id": self.conversation}
         began = time.monotonic()
         first: float | None = None
