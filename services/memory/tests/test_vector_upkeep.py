@@ -13,6 +13,7 @@ from weir_common.events import Turn
 from weir_memory.flash import Flash
 from weir_memory.longterm.models import Analysis, Category
 from weir_memory.longterm.tf_embedder import TermFrequencyEmbedder
+from weir_memory.longterm.vector_index import MEMORY_KINDS
 from weir_memory.longterm.vector_upkeep import FallbackReembedError
 from weir_memory.sessions.service import chat_key
 from weir_memory.settings import MemorySettings
@@ -328,3 +329,39 @@ async def test_an_upgrade_to_the_shelved_collections_builds_them_from_postgresql
         client.drop_collection(name)
 
     await assert_trip_found(fresh_settings, wall, user, f"trip-{TRIP[0][0][:12]}")
+
+
+async def test_an_upgrade_to_the_approximate_memories_shelf_builds_it_from_postgresql(
+    fresh_settings: MemorySettings, user: str, wall: WallClock
+) -> None:
+    """A database of the version whose memories shelf was searched exactly (FLAT,
+    `<prefix>_ip_u16i_<dim>_memories`): the first start builds the HNSW one
+    (`<prefix>_ip_u16ih_<dim>_memories`) from the stored vectors; nothing is re-embedded."""
+    first = LongTermWiring(fresh_settings, Flash(None), wall)
+    await converse(await first.open(), user, "trip", TRIP, wall)
+    durable = first.index.durable
+    await first.close()
+    assert durable is not None
+    memories, chats = durable.split("+")
+    assert "_u16ih_" in memories
+    assert "_u16i_" in chats
+    conn = await asyncpg.connect(fresh_settings.database_url)
+    try:  # what the former version left: its exact memories shelf marked built
+        await conn.execute(
+            "UPDATE memory_vector_indexes SET name = $1",
+            f"{memories.replace('_u16ih_', '_u16i_')}+{chats}",
+        )
+    finally:
+        await conn.close()
+    from pymilvus import MilvusClient  # noqa: PLC0415 - ~3 s import
+
+    MilvusClient(uri=fresh_settings.milvus_uri).drop_collection(memories)
+
+    again = LongTermWiring(fresh_settings, Flash(None), wall)
+    memory = await again.open()
+    try:
+        vector = await memory.embedder.embed_query("a trip to Japan in April")
+        hits = await again.index.search(user, MEMORY_KINDS, vector, 5)
+        assert hits, "the memories' vectors were not built again"
+    finally:
+        await again.close()

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from weir_common.search import vectors
@@ -51,6 +51,12 @@ SCHEMA = VectorSchema(
     partition_by="user_id",
     partitions=16,
 )
+#: Each shelf's vector index. A memories search is approximate (HNSW; Milvus Lite filters a
+#: user's rows inside the graph walk): its exact search read every vector of the user's
+#: partition, and one user's store (a search for a near duplicate, then the write) went
+#: 5.0 → 14.8 ms from 100 to 10k memories (`bench/memory_store_latency.py`, issue 16); the
+#: chats, written every turn, stay exact (an index is built for each flushed segment).
+SHELF_INDEX: dict[str, Literal["FLAT", "HNSW"]] = {"memories": "HNSW", "chats": "FLAT"}
 
 
 class VectorIndexError(StoreError):
@@ -142,10 +148,14 @@ class UserVectorIndex:
         safe = re.sub(r"\W", "_", prefix)
         indexed = "i" if any(f.indexed for f in SCHEMA.fields) else ""
         name = f"{safe}_{SCHEMA.metric.lower()}_u{SCHEMA.partitions}{indexed}"
-        return cls(lambda dimension, shelf: MilvusVectorIndex(
-            uri, f"{name}_{dimension}_{shelf}", dimension, SCHEMA, timeout_s=10.0,
-            flush_every=flush_every,
-        ))  # fmt: skip
+
+        def make(dimension: int, shelf: str) -> vectors.VectorIndex:
+            schema = replace(SCHEMA, index=SHELF_INDEX[shelf])
+            hnsw = "h" if schema.index == "HNSW" else ""
+            return MilvusVectorIndex(uri, f"{name}{hnsw}_{dimension}_{shelf}", dimension,
+                                     schema, timeout_s=10.0, flush_every=flush_every)  # fmt: skip
+
+        return cls(make)
 
     def engine(self, kind: Kind) -> vectors.VectorIndex:
         """The open engine index of the shelf that keeps `kind`."""
