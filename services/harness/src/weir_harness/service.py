@@ -3,8 +3,9 @@
 Every transition happens in one PostgreSQL transaction: the result is deduped by its event
 id, snapshotted, the next command recorded as pending, and every command and reply written
 to the outbox, all committed together (a worker's result usually in one guarded statement
-on the run as last read, see `repository/pg_optimistic.py`); the relay (`weir_harness.outbox`) publishes them
-afterwards, so nothing decided is lost to a crash between commit and publish. A command
+on the run as last read, see `repository/pg_optimistic.py`); the relay
+(`weir_harness.outbox`) publishes them afterwards, so nothing decided is lost to a crash
+between commit and publish. A command
 that is lost on its way (a worker crashed) is sent again when its deadline passes, so the
 harness is the only place where retries happen.
 
