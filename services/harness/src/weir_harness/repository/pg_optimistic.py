@@ -26,18 +26,13 @@ from asyncpg.transaction import Transaction
 
 from weir_harness.models import Run, RunStatus
 from weir_harness.repository.pending import Guard, InOrder
-from weir_harness.repository.pg_tx import _COLUMNS, RunTx, run_of
+from weir_harness.repository.pg_tx import READ_UNLOCKED, RunTx, run_of
 from weir_harness.repository.store import RedeliveredError, StaleRunError
 
 #: Runs kept in the cache (a snapshot is a few KB: the request and the state as JSON).
 CACHE_SIZE = 1024
 _ENDED = (RunStatus.COMPLETED.value, RunStatus.FAILED.value)
 
-_READ = (
-    f"SELECT {_COLUMNS}, version,"  # noqa: S608 - column names are this module's constants
-    " EXISTS (SELECT 1 FROM processed_events WHERE event_id = $1) AS seen"
-    " FROM runs WHERE run_id = $2"
-)
 _LOCK = (
     "WITH first AS (INSERT INTO processed_events (event_id) VALUES ($1)"
     " ON CONFLICT DO NOTHING RETURNING 1)"
@@ -98,7 +93,7 @@ class OptimisticRunTx(RunTx):
             version, run = hit[0], run_of(hit[1])
             self._untouched = {run_id: hit}
         else:
-            row = await self._raw.fetchrow(_READ, event_id, run_id)
+            row = await self._raw.fetchrow(READ_UNLOCKED, event_id, run_id)
             if row is None or row["seen"]:
                 return None
             values = dict(row)

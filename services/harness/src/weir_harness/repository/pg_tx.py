@@ -33,6 +33,13 @@ _COLUMNS = (
 _NAMES = tuple(name.strip() for name in _COLUMNS.split(","))
 _JSON = ("request", "state")
 
+#: A run with its version, unlocked, and whether event $1 was processed (`pg_optimistic`).
+READ_UNLOCKED = (
+    f"SELECT {_COLUMNS}, version,"  # noqa: S608
+    " EXISTS (SELECT 1 FROM processed_events WHERE event_id = $1) AS seen"
+    " FROM runs WHERE run_id = $2"
+)
+
 
 def _to_run(row: asyncpg.Record) -> Run:
     return Run.model_validate(dict(row))
