@@ -6,9 +6,11 @@ it writes leaves a short file, often empty, and the collection cannot be loaded 
 ("No data left in file"). Its server closes its collections, waiting for such writes, on
 ``KeyboardInterrupt`` only: a SIGTERM kills it where it stands.
 
-Here SIGTERM stops it the same way as Ctrl-C, and before it serves, an index file that does
-not read back is removed: the index is derived from the segment's data, and Milvus Lite builds
-it again when it loads the segment.
+Here SIGTERM stops it the same way as Ctrl-C, and a stop that closed the collections leaves a
+mark (`CLEAN_STOP`) in the data folder. Without that mark (a crash, a kill, the first start)
+every index file is read back before the server serves, and one that does not read is
+removed: the index is derived from the segment's data, and Milvus Lite builds it again when
+it loads the segment. After a clean stop nothing is read twice.
 
 Run as ``python -m weir_deploy.milvus_server --data-dir DIR --host H --port P``.
 """
@@ -27,6 +29,8 @@ import structlog
 log = structlog.get_logger(__name__)
 
 _FAISS = ("hnsw", "hnsw_sq", "ivf_flat", "ivf_sq8")
+#: Left in the data folder by a stop that closed every collection (removed at start).
+CLEAN_STOP = ".weir-clean-stop"
 
 
 def _read_npy(path: Path) -> None:
@@ -104,11 +108,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", required=True, type=int)
     args = parser.parse_args(argv)
-    repair(args.data_dir)
+    mark = args.data_dir / CLEAN_STOP
+    if mark.exists():
+        mark.unlink()
+    else:
+        repair(args.data_dir)
     signal.signal(signal.SIGTERM, _interrupt)
     from milvus_lite.adapter.grpc.server import run_server  # noqa: PLC0415
 
-    run_server(str(args.data_dir), host=args.host, port=args.port)
+    run_server(str(args.data_dir), host=args.host, port=args.port)  # returns once closed
+    mark.touch()
     return 0
 
 

@@ -15,7 +15,7 @@ from weir_common.errors import is_transient
 from weir_common.search.milvus import MilvusVectorIndex
 from weir_common.search.vectors import VectorIndexError, VectorRow, VectorSchema
 from weir_deploy.milvus import MilvusEngine
-from weir_deploy.milvus_server import unreadable_index_files
+from weir_deploy.milvus_server import CLEAN_STOP, unreadable_index_files
 
 from .conftest import PARTITIONED, SCHEMA
 
@@ -137,6 +137,7 @@ async def test_an_index_file_a_crash_cut_short_is_built_again(
     for i, path in enumerate(files):
         kept = path.read_bytes()[: len(path.read_bytes()) // 2 if i % 2 else 0]
         path.write_bytes(kept)
+    (private_milvus.data_dir / "milvus" / CLEAN_STOP).unlink()  # a crash leaves no mark
     assert unreadable_index_files(private_milvus.data_dir / "milvus") == files
 
     await private_milvus.start()
