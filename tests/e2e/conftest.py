@@ -99,6 +99,7 @@ class ChatClient:
     def __init__(self, ws: websockets.ClientConnection) -> None:
         self.ws = ws
         self.frames: list[Frame] = []
+        self.titles: list[Frame] = []  # `title` frames: about a conversation, not a turn
 
     async def recv(self) -> Frame:
         """The next frame (a test fails rather than wait forever)."""
@@ -112,11 +113,18 @@ class ChatClient:
         await self.ws.send(frame if isinstance(frame, str) else json.dumps(frame))
 
     async def turn(self, text: str, **extra: Any) -> list[Frame]:
-        """Send a chat message; return its frames from `accepted` to `done` or `error`."""
+        """Send a chat message; return its frames from `accepted` to `done` or `error`.
+
+        A `title` frame (an earlier turn's conversation got its title) may arrive at any
+        point; it is kept in `titles`, not among the turn's frames.
+        """
         await self.send({"type": "chat", "text": text, **extra})
         frames: list[Frame] = []
         while True:
             frame = await self.recv()
+            if frame["type"] == "title":
+                self.titles.append(frame)
+                continue
             frames.append(frame)
             if frame["type"] in ("done", "error") and frame.get("run_id"):
                 return frames

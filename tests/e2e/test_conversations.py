@@ -29,6 +29,8 @@ def _api(product: Services, user: str) -> httpx.AsyncClient:
 
 
 async def _title_frame(chat: ChatClient) -> dict[str, Any]:
+    if chat.titles:  # it came while a later turn streamed
+        return chat.titles.pop(0)
     while True:
         frame = await chat.recv()
         if frame["type"] == "title":
