@@ -178,6 +178,20 @@ class SessionStore:
             )
         return [_chat(r) for r in rows]
 
+    async def latest_chats(self, user_id: str, conversation_id: str, last: int) -> list[Chat]:
+        """The `last` chats of one session in order: read newest first along the session's
+        index, so the cost stays the same however long the session grows."""
+        async with self._db.connection() as conn:
+            rows = await conn.fetch(
+                f"SELECT {_CHAT} FROM (SELECT {_CHAT} FROM memory_chats"  # noqa: S608
+                " WHERE conversation_id = $2 AND user_id = $1"
+                " ORDER BY id DESC LIMIT $3) c ORDER BY id",
+                user_id,
+                conversation_id,
+                last,
+            )
+        return [_chat(r) for r in rows]
+
     async def chats_by_run(self, user_id: str, run_ids: Sequence[str]) -> list[Chat]:
         """The user's chats of these runs."""
         async with self._db.connection() as conn:

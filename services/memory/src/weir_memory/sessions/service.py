@@ -78,7 +78,7 @@ class SessionMemory:
         if not await self.store.add_chat(user_id, chat):
             return
         old = await self.store.get(user_id, conversation_id)
-        recent = await self.store.chats(user_id, [conversation_id], last=RECENT_CHATS)
+        recent = await self.store.latest_chats(user_id, conversation_id, RECENT_CHATS)
         title = old.title if old else summary[:80]
         total = (np.asarray(old.embedding_sum) if old and old.embedding_sum else 0.0) + np.asarray(
             vector
@@ -149,7 +149,7 @@ class SessionMemory:
         session = await self.store.get(user_id, conversation_id)
         if session is None:
             return RecallResult(Scenario.SESSION, [])
-        chats = await self.store.chats(user_id, [conversation_id], last=10)
+        chats = await self.store.latest_chats(user_id, conversation_id, 10)
         lines = [render_session(session), *(render_chat(c) for c in chats)]
         return RecallResult(
             Scenario.SESSION, lines, focus=conversation_id, sources=[c.run_id for c in chats]
