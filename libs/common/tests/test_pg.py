@@ -1,4 +1,4 @@
-"""The services' PostgreSQL pools (real PostgreSQL): a statement prepared while its table
+"""The services' PostgreSQL connections (real PostgreSQL): a statement prepared while its table
 was small still reads by key once the table has grown, before anyone analyses it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from weir_common.pg import open_pool
+from weir_common.pg import connect, open_pool
 from weir_deploy.pytest_plugin import fresh_database
 
 pytestmark = pytest.mark.integration
@@ -53,6 +53,15 @@ async def test_a_pool_statement_reads_by_key_after_its_table_grew(database_url: 
         await pool.close()
     assert "Index Scan using runs_pkey" in plan, plan
     assert "Seq Scan on runs" not in plan, plan
+
+
+async def test_a_lone_connection_plans_the_same_way(database_url: str) -> None:
+    conn = await connect(database_url)  # the outbox relay's
+    try:
+        plan = await _plan_after_growth(conn)
+    finally:
+        await conn.close()
+    assert "Index Scan using runs_pkey" in plan, plan
 
 
 async def test_without_the_pool_setting_the_same_plan_reads_the_whole_table(

@@ -35,6 +35,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.propagate import extract
 
+from weir_common import pg
 from weir_common.bus import publish
 from weir_common.events import EVENT_ADAPTER, Event
 from weir_common.topics import Topics
@@ -153,7 +154,7 @@ class OutboxRelay:
         """Lead or stand by, and publish while leading; reconnects after failures."""
         while True:
             try:
-                conn = await asyncpg.connect(self._dsn)
+                conn = await pg.connect(self._dsn)
                 try:
                     await init_connection(conn)
                     await self._serve(conn)
