@@ -35,7 +35,7 @@ async def test_a_database_made_by_the_unversioned_schema_upgrades_and_keeps_its_
             repo = RunRepository(database_url)
             await repo.open()
             await repo.close()
-            assert await versions(conn) == [1, 2, 3, 4, 5, 6, 7, 8]
+            assert await versions(conn) == [1, 2, 3, 4, 5, 6, 7, 8, 9]
         assert await conn.fetchval("SELECT run_id FROM runs") == "old-run"
         assert await conn.fetchval("SELECT count(*) FROM outbox") == 0
     finally:
