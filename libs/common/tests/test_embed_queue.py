@@ -98,6 +98,24 @@ async def test_a_passage_call_stops_at_its_failed_slice() -> None:
     assert [texts for _, texts in engine.batches] == [passages[:8], passages[8:16], ["next"]]
 
 
+def test_a_caller_whose_loop_closed_does_not_stop_the_queue() -> None:
+    engine = Engine()
+    queue = EmbedQueue(engine)
+
+    async def leave_early() -> None:
+        pending = asyncio.create_task(queue.run(["gone"], is_query=True))
+        await _started(engine)  # in the engine when this loop closes
+        assert not pending.done()
+
+    asyncio.run(leave_early())
+    engine.release.set()
+
+    async def ask() -> list[Vector]:
+        return await asyncio.wait_for(queue.run(["next"], is_query=True), 10)
+
+    assert asyncio.run(ask()) == [[4.0, 1.0]]
+
+
 async def test_no_texts_need_no_engine() -> None:
     engine = Engine()
     assert await EmbedQueue(engine).run([], is_query=True) == []

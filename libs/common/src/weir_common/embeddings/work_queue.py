@@ -16,6 +16,7 @@ function on the same thread (settings such as OpenMP's thread count are the thre
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -49,7 +50,8 @@ class _Call:
             else:
                 self.future.set_result(value)
 
-        self.loop.call_soon_threadsafe(resolve)
+        with contextlib.suppress(RuntimeError):  # its loop has closed: nobody waits
+            self.loop.call_soon_threadsafe(resolve)
 
 
 class EmbedQueue:
