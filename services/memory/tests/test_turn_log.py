@@ -127,6 +127,24 @@ async def test_neither_another_users_turns_nor_the_current_conversations_are_rec
     )
 
 
+async def test_a_long_current_conversation_does_not_crowd_a_named_time_out(
+    wiring: LongTermWiring, user: str, wall: WallClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("weir_memory.log.service.WINDOW_SCAN", 3)  # turns of a time scanned
+    memory = lt(wiring)
+    say = Speaker(memory, user, wall)
+    for i in range(12):  # earlier days: closer to the question's words and meaning
+        await say(f"before{i}", f"b{i}", f"What did I tell you about topic {i} today?")
+        wall.advance(hours=6)
+    wall.advance(days=5)
+    await say("morning", "morning", "We hiked up Mount Tam on Saturday.")
+    for i in range(5):  # later the same day, in the conversation going on now
+        wall.advance(minutes=10)
+        await say("now", f"n{i}", f"Another question number {i} about spreadsheets.")
+    entries = await recall(memory, user, "What did I tell you today?", current="now")
+    assert f"{user}-morning" in runs(entries), runs(entries)
+
+
 async def test_the_words_index_survives_a_restart_and_is_rebuilt_when_lost(
     wiring: LongTermWiring, memory_settings: MemorySettings, user: str, wall: WallClock
 ) -> None:

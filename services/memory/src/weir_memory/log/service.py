@@ -85,14 +85,13 @@ class TurnLog:
         hits, lexical, timed = await asyncio.gather(  # by meaning, by words, by time at once
             self._index.search(user_id, ["chat"], vector, n),
             self.lexical.search(user_id, query, n),
-            self._in_window(user_id, window),
+            self._in_window(user_id, window, current),
         )
         dense = [run_of(h.id) for h in hits]
         chats = {c.run_id: c for c in timed}
         wanted = [r for r in dict.fromkeys([*dense, *lexical]) if r not in chats]
         chats |= {c.run_id: c for c in await self.store.by_run(user_id, wanted)}
         chats = {r: c for r, c in chats.items() if c.conversation_id != current}
-        timed = [c for c in timed if c.conversation_id != current]
         embedded = {r: c.embedding for r, c in chats.items() if c.embedding}
         sims = dict.fromkeys(chats, 0.0)  # a turn without a vector is close to nothing
         near = self._similarity.to_each(vector, [*embedded.values()])
@@ -107,10 +106,14 @@ class TurnLog:
         ]
         return Candidates([(runs, w) for runs, w in rankings if runs], {r: chats[r] for r in close})
 
-    async def _in_window(self, user_id: str, window: Window | None) -> list[LoggedChat]:
+    async def _in_window(
+        self, user_id: str, window: Window | None, current: str | None
+    ) -> list[LoggedChat]:
+        """Up to `WINDOW_SCAN` turns of the window, latest first, outside the current
+        conversation (read in the query: its turns must not crowd out the others)."""
         if window is None:
             return []
-        return await self.store.between(user_id, window[0], window[1], WINDOW_SCAN)
+        return await self.store.between(user_id, window[0], window[1], WINDOW_SCAN, besides=current)
 
     async def expire(self, batch: int = 500) -> int:
         """Remove turns older than the retention (none when it is unset); how many."""

@@ -85,17 +85,27 @@ class LogStore:
         return [_chat(r) for r in rows]
 
     async def between(
-        self, user_id: str, start: datetime, end: datetime, limit: int
+        self,
+        user_id: str,
+        start: datetime,
+        end: datetime,
+        limit: int,
+        *,
+        besides: str | None = None,
     ) -> list[LoggedChat]:
-        """The user's chats from `start` (inclusive) to `end` (exclusive), latest first."""
+        """The user's chats from `start` (inclusive) to `end` (exclusive), latest first; none
+        of conversation `besides`."""
         async with self._db.connection() as conn:
             rows = await conn.fetch(
                 f"SELECT {_COLUMNS} FROM memory_chats WHERE user_id = $1"  # noqa: S608
-                " AND created_at >= $2 AND created_at < $3 ORDER BY created_at DESC LIMIT $4",
+                " AND created_at >= $2 AND created_at < $3"
+                " AND ($5::text IS NULL OR conversation_id <> $5)"
+                " ORDER BY created_at DESC LIMIT $4",
                 user_id,
                 start,
                 end,
                 limit,
+                besides,
             )
         return [_chat(r) for r in rows]
 
