@@ -90,8 +90,9 @@ class TurnLog:
         dense = [run_of(h.id) for h in hits]
         chats = {c.run_id: c for c in timed}
         wanted = [r for r in dict.fromkeys([*dense, *lexical]) if r not in chats]
-        chats |= {c.run_id: c for c in await self.store.by_run(user_id, wanted)}
-        chats = {r: c for r, c in chats.items() if c.conversation_id != current}
+        # the current conversation's turns are left out in the queries (its recent turns are
+        # in the prompt, the older ones in its summary): not read, vectors and all, to drop
+        chats |= {c.run_id: c for c in await self.store.by_run(user_id, wanted, besides=current)}
         embedded = {r: c.embedding for r, c in chats.items() if c.embedding}
         sims = dict.fromkeys(chats, 0.0)  # a turn without a vector is close to nothing
         near = self._similarity.to_each(vector, [*embedded.values()])

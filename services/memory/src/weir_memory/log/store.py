@@ -73,14 +73,19 @@ class LogStore:
             )
         return int(status.split()[-1])
 
-    async def by_run(self, user_id: str, run_ids: Sequence[str]) -> list[LoggedChat]:
-        """The user's chats of these runs (any order; gone ones are left out)."""
+    async def by_run(
+        self, user_id: str, run_ids: Sequence[str], *, besides: str | None = None
+    ) -> list[LoggedChat]:
+        """The user's chats of these runs (any order; gone ones are left out), none of
+        conversation `besides`."""
         async with self._db.connection() as conn:
             rows = await conn.fetch(
                 f"SELECT {_COLUMNS} FROM memory_chats"  # noqa: S608 - constant columns
-                " WHERE user_id = $1 AND run_id = ANY($2)",
+                " WHERE user_id = $1 AND run_id = ANY($2)"
+                " AND ($3::text IS NULL OR conversation_id <> $3)",
                 user_id,
                 list(run_ids),
+                besides,
             )
         return [_chat(r) for r in rows]
 
