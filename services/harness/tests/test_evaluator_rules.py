@@ -1,5 +1,9 @@
 """Offline evaluator rules (F39): each rule fails on a bad answer and passes a good one."""
 
+from __future__ import annotations
+
+import pytest
+
 from weir_harness.evaluator_rules import (
     avoided_terms,
     contradicts_preferences,
@@ -8,6 +12,8 @@ from weir_harness.evaluator_rules import (
     off_language,
 )
 from weir_harness.settings import HarnessSettings
+
+pytestmark = pytest.mark.unit
 
 
 def test_avoided_terms_english_and_chinese() -> None:

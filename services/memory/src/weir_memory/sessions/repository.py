@@ -158,29 +158,23 @@ class SessionStore:
         return [_session(r, self.embedder) for r in rows]
 
     async def chats(
-        self,
-        user_id: str,
-        conversation_ids: Sequence[str],
-        since: datetime | None = None,
-        last: int | None = None,
+        self, user_id: str, conversation_ids: Sequence[str], since: datetime | None = None
     ) -> list[Chat]:
-        """Chats of these sessions in order (or only the `last` n of them)."""
+        """Chats of these sessions in order (those after `since`, when given)."""
         async with self._db.connection() as conn:
             rows = await conn.fetch(
-                f"SELECT {_CHAT} FROM (SELECT {_CHAT} FROM memory_chats"  # noqa: S608
+                f"SELECT {_CHAT} FROM memory_chats"  # noqa: S608
                 " WHERE user_id = $1 AND conversation_id = ANY($2)"
-                " AND ($3::timestamptz IS NULL OR created_at > $3)"
-                " ORDER BY id DESC LIMIT $4) c ORDER BY id",
+                " AND ($3::timestamptz IS NULL OR created_at > $3) ORDER BY id",
                 user_id,
                 list(conversation_ids),
                 since,
-                last,
             )
         return [_chat(r) for r in rows]
 
     async def latest_chats(self, user_id: str, conversation_id: str, last: int) -> list[Chat]:
-        """The `last` chats of one session in order: read newest first along the session's
-        index, so the cost stays the same however long the session grows."""
+        """The `last` chats of one session in order: read newest first along the index of a
+        user's sessions (migration 0006), at the same cost however long the session grows."""
         async with self._db.connection() as conn:
             rows = await conn.fetch(
                 f"SELECT {_CHAT} FROM (SELECT {_CHAT} FROM memory_chats"  # noqa: S608
