@@ -34,11 +34,15 @@ async def open_pool(dsn: str, *, full_reset: bool = False, **options: Any) -> as
     """An asyncpg pool over `dsn` (`options` as `asyncpg.create_pool` takes them)."""
     if not full_reset:
         options["reset"] = _keep_session
-    options["server_settings"] = {**PLANNER_SETTINGS, **options.get("server_settings", {})}
-    return await asyncpg.create_pool(dsn, **options)
+    return await asyncpg.create_pool(dsn, **_planned(options))
 
 
 async def connect(dsn: str, **options: Any) -> asyncpg.Connection:
     """One connection over `dsn` outside a pool (`options` as `asyncpg.connect` takes them)."""
-    options["server_settings"] = {**PLANNER_SETTINGS, **options.get("server_settings", {})}
-    return await asyncpg.connect(dsn, **options)
+    return await asyncpg.connect(dsn, **_planned(options))
+
+
+def _planned(options: dict[str, Any]) -> dict[str, Any]:
+    """`options` with `PLANNER_SETTINGS` under any server settings they give."""
+    given = options.get("server_settings", {})
+    return {**options, "server_settings": {**PLANNER_SETTINGS, **given}}
