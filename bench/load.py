@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 from load_clients import MESSAGES, Client, Turn, chat, connect_all
 from load_report import direct_ttft_ms, idle_report, load_report, model_calls, soak_report
 from procstat import Usage, loadavg, usage
@@ -161,6 +162,21 @@ async def soak(
     return {**report, "load_avg_before": load_before, "load_avg_after": loadavg()}
 
 
+async def routes_taken(dsn: str, who: str) -> dict[str, int]:
+    """How many of the measured turns (users `<who>-…`) took each route, from the harness's
+    run records: the workload's turns are meant to take one route all along."""
+    db = await asyncpg.connect(dsn)
+    try:
+        rows = await db.fetch(
+            "SELECT coalesce(state->>'route', 'none') AS route, count(*) AS n FROM runs"
+            " WHERE user_id LIKE $1 GROUP BY 1 ORDER BY 2 DESC",
+            f"{who}-%",
+        )
+    finally:
+        await db.close()
+    return {r["route"]: r["n"] for r in rows}
+
+
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
     """Start everything, measure, stop everything (also on error)."""
     rule = ScriptRule(text=REPLY, chunk_words=1, token_delay_s=args.token_delay_s)
@@ -212,6 +228,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
                     result["ttft_added_p50_ms"] = round(added, 2)
             result["clients"] = args.clients
             result["workload"] = {"name": args.workload, "message": MESSAGES[args.workload]}
+            who = "soak" if args.soak_minutes else "load"
+            result["routes"] = await routes_taken(stack.services_env()["DATABASE_URL"], who)
             if args.idle_after_seconds > 0:
                 await asyncio.sleep(5.0)  # the last runs close, memory's work drains
                 print(f"idle after for {args.idle_after_seconds} s", flush=True)

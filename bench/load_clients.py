@@ -20,16 +20,34 @@ from websockets.asyncio.client import ClientConnection
 
 TURN_TIMEOUT_S = 90.0
 #: What each client says, by workload; every message its own text, as people's are (no cache
-#: of query vectors serves it). "chat": small talk, a plain-chat turn (memory, route,
-#: answer, judge, record; the router's rules leave the tool catalogue out). "knowledge": the
-#: same greeting with a tail the rules read as a question: the knowledge route (a search of
-#: the empty knowledge base, and the message matched against the tool catalogue).
+#: of query vectors serves it): `{tag}` is four characters (digits, consonants) of the
+#: client and turn numbers, the same size on every turn, so the message stays the same kind
+#: of message all along. (It once was "{client}-{n}": from turn 10 on, clients 100 and up
+#: said five digits, one more than the router's rules let small talk keep, and half of a
+#: soak's turns from the tenth on took the knowledge route.) "chat": small talk, a plain-chat turn
+#: (memory, route, answer, judge, record; the router's rules leave the tool catalogue out).
+#: "knowledge": the same greeting with a tail the rules read as a question: the knowledge
+#: route (a search of the empty knowledge base, and the message matched against the tool
+#: catalogue).
 MESSAGES = {
-    "chat": "hi there! how are you doing today, friend {client}-{n}?",
+    "chat": "hi there! how are you doing today, friend {tag}?",
     "knowledge": "hello, how are you doing today? (client {client}, message {n})",
 }
+#: digits and consonants: no tag spells a word the router's rules could read
+_TAG_DIGITS = "0123456789bcdfghjklmnpqrstvwxz"
+MAX_CLIENTS = 1000  # tags are distinct for fewer clients than this, each under 810 turns
 CONNECT_TIMEOUT_S = 60.0
 CONNECTS_AT_ONCE = 20
+
+
+def tag(client: int, n: int) -> str:
+    """Four characters (base 30: `_TAG_DIGITS`) of `n * MAX_CLIENTS + client`: "0b3x"."""
+    base = len(_TAG_DIGITS)
+    value, out = (n * MAX_CLIENTS + client) % base**4, ""
+    for _ in range(4):
+        value, digit = divmod(value, base)
+        out = _TAG_DIGITS[digit] + out
+    return out
 
 
 @dataclass(frozen=True)
@@ -83,7 +101,7 @@ class Client:
             await self.connect()
         assert self._ws is not None
         self.sent += 1
-        text = self.message.format(client=self.index, n=self.sent)
+        text = self.message.format(client=self.index, n=self.sent, tag=tag(self.index, self.sent))
         frame = {"type": "chat", "text": text, "conversation_id": self.conversation}
         began = time.monotonic()
         first: float | None = None
