@@ -41,7 +41,8 @@ CONNECTS_AT_ONCE = 20
 
 
 def tag(client: int, n: int) -> str:
-    """Four characters (base 30: `_TAG_DIGITS`) of `n * MAX_CLIENTS + client`: "0b3x"."""
+    """Four characters (base 30: `_TAG_DIGITS`) of `n * MAX_CLIENTS + client`: client 3's
+    second turn is "026r"."""
     base = len(_TAG_DIGITS)
     value, out = (n * MAX_CLIENTS + client) % base**4, ""
     for _ in range(4):
