@@ -22,6 +22,7 @@ from weir_deploy.base import free_port, port_in_use
 from weir_deploy.kafka import TansuKafka
 from weir_deploy.process import ManagedProcess
 from weir_deploy.redis import RedisEngine
+from weir_deploy.services import http_health
 
 pytestmark = pytest.mark.integration
 
@@ -114,13 +115,14 @@ async def test_stack_stop_leaves_no_child() -> None:
 
 
 FAKE_SERVICE = """
-import http.server, os
+import http.server, json, os
 
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         self.send_response(200 if self.path == "/health" else 404)
         self.end_headers()
-        self.wfile.write(os.environ["REDIS_URL"].encode())
+        body = {"service": os.environ["SERVICE_NAME"], "redis": os.environ["REDIS_URL"]}
+        self.wfile.write(json.dumps(body).encode())
 
     def log_message(self, *args):
         pass
@@ -143,9 +145,27 @@ async def test_services_start_and_stop(tmp_path: Path) -> None:
         async with httpx.AsyncClient() as client:
             response = await client.get(services.url("fakeb") + "/health")
         assert response.status_code == 200
-        assert response.text == "redis://x"
+        assert response.json() == {"service": "fakeb", "redis": "redis://x"}
         pids = [p.pid for p in services._procs.values()]
     assert all(group_members(pid) == [] for pid in pids if pid is not None)
+
+
+async def test_a_stranger_on_the_port_is_not_taken_for_the_service(tmp_path: Path) -> None:
+    # memory and the harness of one start were once given the same port: the harness bound
+    # it, and memory's health wait took the harness's /health for its own
+    (tmp_path / "weir_faked").mkdir()
+    (tmp_path / "weir_faked" / "__main__.py").write_text(textwrap.dedent(FAKE_SERVICE))
+    services = Services(
+        {"REDIS_URL": "redis://x"},
+        tmp_path / "logs",
+        names=["faked"],
+        extra_env={"PYTHONPATH": str(tmp_path)},
+    )
+    async with services:
+        url = services.url("faked") + "/health"
+        await http_health(url, "faked")
+        with pytest.raises(RuntimeError, match="answered for 'faked', not 'memory'"):
+            await http_health(url, "memory")
 
 
 async def test_missing_service_fails_with_name(tmp_path: Path) -> None:

@@ -1,12 +1,14 @@
-"""Where free ports are picked: each pytest-xdist worker in a slice of its own."""
+"""Where free ports are picked: each pytest-xdist worker in a slice of its own, and never a
+port the process handed out lately (picked, not yet bound)."""
 
 from __future__ import annotations
 
 import itertools
+from collections import deque
 
 import pytest
 
-from weir_deploy.base import _PORT_RANGE, port_range
+from weir_deploy.base import _PORT_RANGE, free_port, port_range
 
 pytestmark = pytest.mark.unit
 
@@ -34,3 +36,14 @@ def test_odd_values_fall_back_to_the_whole_range() -> None:
     assert port_range({"PYTEST_XDIST_WORKER": "gw1", "PYTEST_XDIST_WORKER_COUNT": ""}) == (
         _PORT_RANGE
     )
+
+
+def test_ports_picked_before_any_is_bound_are_all_different(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a slice of 20 ports: 200 random tries would repeat one within a few picks without the
+    # memory of what was handed out
+    monkeypatch.setattr("weir_deploy.base.port_range", lambda: (28000, 28020))
+    monkeypatch.setattr("weir_deploy.base._HANDED_OUT", deque(maxlen=512))
+    picked = [free_port() for _ in range(15)]
+    assert len(set(picked)) == 15, picked

@@ -7,6 +7,7 @@ import os
 import random
 import secrets
 import socket
+from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -81,13 +82,22 @@ def port_range(environ: Mapping[str, str] = os.environ) -> tuple[int, int]:
     return low, low + size
 
 
+#: Ports this process handed out lately: a port picked for one service is not bound until the
+#: service starts, so without this a second pick before then could return it again (seen in
+#: CI: memory and the harness of one start both given 31998; the harness bound it, memory
+#: exited, and its health wait had taken the harness's /health for its own).
+_HANDED_OUT: deque[int] = deque(maxlen=512)
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing uses now, outside the ephemeral range."""
+    """A TCP port on 127.0.0.1 that nothing uses now, outside the ephemeral range, and not
+    one of the last 512 this process handed out."""
     rng = random.SystemRandom()
     low, high = port_range()
     for _ in range(200):
         port = rng.randrange(low, high)
-        if not port_in_use(port):
+        if port not in _HANDED_OUT and not port_in_use(port):
+            _HANDED_OUT.append(port)
             return port
     raise RuntimeError(f"no free port in {low}-{high}")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import sys
 import time
@@ -30,23 +31,32 @@ HEALTHY_RESET_S = 60.0  # up this long: the next crash starts the backoff again
 LOOPBACK_PROXY_AUTH = {"AUTH_MODE": "proxy", "AUTH_PROXY_TRUSTED": "127.0.0.1/32,::1/128"}
 
 
-def _get_status(url: str) -> int:
+def _get(url: str) -> tuple[int, bytes]:
     with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310 - loopback http only
         status: int = response.status
-        return status
+        return status, response.read()
 
 
-async def http_health(url: str) -> None:
-    """Raise unless ``GET url`` answers 200."""
-    status = await asyncio.to_thread(_get_status, url)
+async def http_health(url: str, service: str | None = None) -> None:
+    """Raise unless ``GET url`` answers 200 and, given `service`, names that service (weir's
+    ``/health``: ``{"service": …}``), so that another process on the port is not taken for
+    it."""
+    status, body = await asyncio.to_thread(_get, url)
     if status != 200:
         raise RuntimeError(f"GET {url} answered {status}")
+    if service is not None:
+        try:
+            named = json.loads(body).get("service")
+        except (ValueError, AttributeError):
+            named = None
+        if named != service:
+            raise RuntimeError(f"GET {url} answered for {named!r}, not {service!r}")
 
 
-async def _answers(url: str) -> bool:
-    """True when ``GET url`` answers 200 now (a service that is still starting does not)."""
+async def _answers(url: str, service: str) -> bool:
+    """True when ``GET url`` answers 200 for `service` now (one still starting does not)."""
     try:
-        await http_health(url)
+        await http_health(url, service)
     except (OSError, RuntimeError):
         return False
     return True
@@ -111,7 +121,7 @@ class Services:
         """Wait until the service's current child answers ``/health`` (raise on time-out)."""
         deadline = time.monotonic() + timeout_s
         while True:
-            if self.pid(name) is not None and await _answers(f"{self.url(name)}/health"):
+            if self.pid(name) is not None and await _answers(f"{self.url(name)}/health", name):
                 return
             if time.monotonic() > deadline:
                 raise EngineStartError(name, f"not healthy after {timeout_s:.0f}s")
@@ -130,7 +140,7 @@ class Services:
     async def _start_one(self, name: str) -> None:
         began = time.monotonic()
         proc = self._spawn(name)
-        await proc.wait_healthy(lambda: http_health(f"{self.url(name)}/health"), self.timeout)
+        await proc.wait_healthy(lambda: http_health(f"{self.url(name)}/health", name), self.timeout)
         self.startup_seconds[name] = round(time.monotonic() - began, 2)
         log.info("service.ready", service=name, url=self.url(name),
                  seconds=self.startup_seconds[name])  # fmt: skip
