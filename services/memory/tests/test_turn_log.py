@@ -213,6 +213,36 @@ async def test_retention_removes_old_turns_from_every_index(
         await wired.close()
 
 
+async def test_a_user_with_only_the_current_conversation_costs_no_embedding_and_no_search(
+    wiring: LongTermWiring, user: str, wall: WallClock
+) -> None:
+    memory = lt(wiring)
+    say = Speaker(memory, user, wall)
+    for i, (text, reply) in enumerate(FILLER):
+        await say("c1", f"f{i}", text, reply)
+    assert await memory.ledger.holdings(user, besides="c1") == Holdings(False, False, False)
+    assert await memory.ledger.holdings(user, besides="c2") == Holdings(False, True, True)
+    assert await memory.ledger.holdings(user) == Holdings(False, True, True)
+    embedded: list[str] = []
+    embed = memory.embedder.embed_query
+
+    async def counted(text: str) -> list[float]:
+        embedded.append(text)
+        return await embed(text)
+
+    memory.embedder.embed_query = counted  # type: ignore[method-assign]
+    asked = "And how long for a soft-boiled egg?"
+    # the conversation's own turns are the prompt's history: nothing else to look through
+    same = await memory.recollect(user, "c1", asked, None)
+    assert embedded == []
+    assert (same.searched, same.memories, same.sources) == (True, [], [])
+    assert same.session_summary == await memory.sessions.summary(user, "c1")
+    # in another conversation the same question finds the egg
+    other = await memory.recollect(user, "c2", asked, None)
+    assert embedded == [asked]
+    assert f"{user}-f2" in other.sources
+
+
 async def test_recall_searches_only_what_the_user_holds(
     wiring: LongTermWiring, user: str, wall: WallClock
 ) -> None:

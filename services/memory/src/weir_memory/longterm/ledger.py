@@ -25,6 +25,24 @@ USER_TABLES = (
 )
 
 
+_HOLDINGS = """
+SELECT EXISTS (SELECT 1 FROM memory_items WHERE user_id = $1) AS memories,
+    EXISTS (SELECT 1 FROM memory_chats WHERE user_id = $1) AS chats,
+    EXISTS (SELECT 1 FROM memory_sessions WHERE user_id = $1) AS sessions
+"""
+# Another conversation's rows: one probe on each side of `$2` along the (user_id,
+# conversation_id, …) indexes, not a walk over the current conversation's rows.
+_HOLDINGS_BESIDES = """
+SELECT EXISTS (SELECT 1 FROM memory_items WHERE user_id = $1) AS memories,
+    EXISTS (SELECT 1 FROM memory_chats WHERE user_id = $1 AND conversation_id < $2)
+    OR EXISTS (SELECT 1 FROM memory_chats WHERE user_id = $1 AND conversation_id > $2)
+        AS chats,
+    EXISTS (SELECT 1 FROM memory_sessions WHERE user_id = $1 AND conversation_id < $2)
+    OR EXISTS (SELECT 1 FROM memory_sessions WHERE user_id = $1 AND conversation_id > $2)
+        AS sessions
+"""
+
+
 @dataclass(frozen=True, slots=True)
 class Holdings:
     """What long-term memory holds of a user: a search of what it holds none of is skipped."""
@@ -52,15 +70,15 @@ class Ledger:
             )
         return found is not None
 
-    async def holdings(self, user_id: str) -> Holdings:
-        """Which of memories, chats and sessions long-term memory holds of the user."""
+    async def holdings(self, user_id: str, besides: str | None = None) -> Holdings:
+        """Which of memories, chats and sessions long-term memory holds of the user; the
+        chats and session of conversation `besides` (the current one, which recall leaves
+        out) do not count."""
         async with self._db.connection() as conn:
-            row = await conn.fetchrow(
-                "SELECT EXISTS (SELECT 1 FROM memory_items WHERE user_id = $1) AS memories,"
-                " EXISTS (SELECT 1 FROM memory_chats WHERE user_id = $1) AS chats,"
-                " EXISTS (SELECT 1 FROM memory_sessions WHERE user_id = $1) AS sessions",
-                user_id,
-            )
+            if besides is None:
+                row = await conn.fetchrow(_HOLDINGS, user_id)
+            else:
+                row = await conn.fetchrow(_HOLDINGS_BESIDES, user_id, besides)
         return Holdings(row["memories"], row["chats"], row["sessions"])
 
     async def mark_remembered(self, run_id: str, user_id: str, now: datetime) -> None:

@@ -146,17 +146,19 @@ class LongTermMemory:
         it already; `touch=False` (private mode) leaves the memories' last access as it was."""
         chinese = is_chinese(query)
         profile, held = await asyncio.gather(
-            self.profile.get(user_id), self.ledger.holdings(user_id)
+            self.profile.get(user_id), self.ledger.holdings(user_id, besides=conversation_id)
         )
         if (
             vector is None
             and not held.any
             and (detect(query, self._recall.keywords, focus) is None)
-        ):  # nothing to search, nothing asked for: no embedding, no search
+        ):  # nothing to search (no memories, no other conversation), nothing asked for: no
+            # embedding, no search; the current conversation's turns are in the prompt already
             return Recollection(
                 preferences=preferences.block(profile, query),
                 preference_lines=preferences.lines(profile, chinese),
                 searched=True,
+                session_summary=await self._summary(user_id, conversation_id),
             )
         vector = vector or await self._query_vector(query)
         k = self.semantic.policy.recall_top_k
@@ -166,7 +168,7 @@ class LongTermMemory:
                 user_id, query, vector, k, touch=touch, current=conversation_id, held=held
             )
             recall = await self._sessions(user_id, conversation_id, query, vector, focus)
-        summary = await self.sessions.summary(user_id, conversation_id) if conversation_id else None
+        summary = await self._summary(user_id, conversation_id)
         log.info("memory.recollected", user_id=user_id, entries=len(entries),
                  memories=sum(e.memory is not None for e in entries),
                  recall=recall.scenario.value if recall else None)  # fmt: skip
@@ -198,7 +200,7 @@ class LongTermMemory:
         accessed. What the user holds none of is not searched (`held`: `Ledger.holdings`,
         when the caller read it already)."""
         n = self._fusion.candidates(k)
-        held = held or await self.ledger.holdings(user_id)
+        held = held or await self.ledger.holdings(user_id, besides=current)
 
         async def memories() -> topics.Selection:
             if not held.memories:
@@ -240,6 +242,10 @@ class LongTermMemory:
         """The passage vectors of `texts`: offered ones (:mod:`.offered`) taken, the rest
         embedded in one call."""
         return await self.offered.embed(self.embedder, texts)
+
+    async def _summary(self, user_id: str, conversation_id: str | None) -> str | None:
+        """The current session's rolling summary (None outside a conversation)."""
+        return await self.sessions.summary(user_id, conversation_id) if conversation_id else None
 
     async def _query_vector(self, text: str) -> Vector:
         return await self._queries.embed_query(self.embedder, text)
