@@ -131,16 +131,22 @@ http.server.HTTPServer(("127.0.0.1", int(os.environ["SERVICE_PORT"])), H).serve_
 """
 
 
-async def test_services_start_and_stop(tmp_path: Path) -> None:
-    for name in ("weir_fakea", "weir_fakeb"):
-        (tmp_path / name).mkdir()
-        (tmp_path / name / "__main__.py").write_text(textwrap.dedent(FAKE_SERVICE))
-    services = Services(
+def fake_services(tmp_path: Path, *names: str, supervise: bool = False) -> Services:
+    """`Services` of `FAKE_SERVICE` under each name (a `weir_<name>` module in tmp_path)."""
+    for name in names:
+        (tmp_path / f"weir_{name}").mkdir()
+        (tmp_path / f"weir_{name}" / "__main__.py").write_text(textwrap.dedent(FAKE_SERVICE))
+    return Services(
         {"REDIS_URL": "redis://x"},
         tmp_path / "logs",
-        names=["fakea", "fakeb"],
+        names=list(names),
         extra_env={"PYTHONPATH": str(tmp_path)},
+        supervise=supervise,
     )
+
+
+async def test_services_start_and_stop(tmp_path: Path) -> None:
+    services = fake_services(tmp_path, "fakea", "fakeb")
     async with services:
         async with httpx.AsyncClient() as client:
             response = await client.get(services.url("fakeb") + "/health")
@@ -153,15 +159,7 @@ async def test_services_start_and_stop(tmp_path: Path) -> None:
 async def test_a_stranger_on_the_port_is_not_taken_for_the_service(tmp_path: Path) -> None:
     # memory and the harness of one start were once given the same port: the harness bound
     # it, and memory's health wait took the harness's /health for its own
-    (tmp_path / "weir_faked").mkdir()
-    (tmp_path / "weir_faked" / "__main__.py").write_text(textwrap.dedent(FAKE_SERVICE))
-    services = Services(
-        {"REDIS_URL": "redis://x"},
-        tmp_path / "logs",
-        names=["faked"],
-        extra_env={"PYTHONPATH": str(tmp_path)},
-    )
-    async with services:
+    async with fake_services(tmp_path, "faked") as services:
         url = services.url("faked") + "/health"
         await http_health(url, "faked")
         with pytest.raises(RuntimeError, match="answered for 'faked', not 'memory'"):
@@ -222,15 +220,7 @@ def test_cli_doctor() -> None:
 
 
 async def test_supervised_service_is_restarted_and_stop_ends_it(tmp_path: Path) -> None:
-    (tmp_path / "weir_fakec").mkdir()
-    (tmp_path / "weir_fakec" / "__main__.py").write_text(textwrap.dedent(FAKE_SERVICE))
-    services = Services(
-        {"REDIS_URL": "redis://x"},
-        tmp_path / "logs",
-        names=["fakec"],
-        extra_env={"PYTHONPATH": str(tmp_path)},
-        supervise=True,
-    )
+    services = fake_services(tmp_path, "fakec", supervise=True)
     async with services:
         first = services.pid("fakec")
         assert first is not None
