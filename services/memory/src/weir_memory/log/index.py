@@ -48,7 +48,7 @@ def to_chunk(chat: LoggedChat) -> Chunk:
         source=chat.conversation_id,
         collection=COLLECTION,
         owner=chat.user_id,
-        semantic_text=chat.text,
+        semantic_text=chat.indexed_text,
         raw_content="",
         locator=chat.created_at.isoformat(),
         metadata={"run_id": chat.run_id},

@@ -11,6 +11,7 @@ from datetime import datetime
 import asyncpg
 
 from ..db import Database
+from .context import tail
 
 
 @dataclass(frozen=True)
@@ -24,38 +25,56 @@ class LoggedChat:
     ai_reply: str
     created_at: datetime
     embedding: list[float]
+    before: str = ""  # the end of the conversation's previous turn (read for indexing only)
 
     @property
     def text(self) -> str:
-        """What BM25 reads: both sides of the turn."""
+        """Both sides of the turn, as shown."""
         return f"{self.user_input}\n{self.ai_reply}".strip()
+
+    @property
+    def indexed_text(self) -> str:
+        """What BM25 reads: the turn after the end of the one before it (`..context`)."""
+        return f"{self.before}\n{self.text}" if self.before else self.text
 
 
 _COLUMNS = "user_id, run_id, conversation_id, user_input, ai_reply, created_at, embedding"
+# `_COLUMNS` of chats `c` and `before`: up to $1 + 1 last characters of the conversation's
+# previous chat (along the index on (conversation_id, id))
+_IN_CONTEXT = (
+    "SELECT c.user_id, c.run_id, c.conversation_id, c.user_input, c.ai_reply, c.created_at,"
+    " c.embedding, p.before FROM memory_chats c LEFT JOIN LATERAL ("
+    " SELECT right(rtrim(p.user_input || E'\\n' || p.ai_reply), $1 + 1) AS before"
+    " FROM memory_chats p WHERE p.conversation_id = c.conversation_id"
+    " AND p.user_id = c.user_id AND p.id < c.id ORDER BY p.id DESC LIMIT 1) p ON true"
+)
 
 
-def _chat(r: asyncpg.Record) -> LoggedChat:
+def _chat(r: asyncpg.Record, context_chars: int = 0) -> LoggedChat:
+    before = r.get("before") if context_chars else None
     return LoggedChat(
         r["user_id"], r["run_id"], r["conversation_id"], r["user_input"], r["ai_reply"],
-        r["created_at"], list(r["embedding"] or []),
+        r["created_at"], list(r["embedding"] or []), tail(before, context_chars) if before else "",
     )  # fmt: skip
 
 
 class LogStore:
     """Queries of the turn log; every read of a user's chats names the user."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, context_chars: int = 0) -> None:
         self._db = db
+        self._context_chars = context_chars  # of the previous turn, in a turn's BM25 text
 
     async def unindexed(self, limit: int) -> list[LoggedChat]:
-        """The oldest chats not yet in the lexical index."""
+        """The oldest chats not yet in the lexical index, each with the end of the turn
+        before it."""
         async with self._db.connection() as conn:
             rows = await conn.fetch(
-                f"SELECT {_COLUMNS} FROM memory_chats WHERE lexical_at IS NULL"  # noqa: S608
-                " ORDER BY id LIMIT $1",
+                f"{_IN_CONTEXT} WHERE c.lexical_at IS NULL ORDER BY c.id LIMIT $2",
+                self._context_chars,
                 limit,
             )
-        return [_chat(r) for r in rows]
+        return [_chat(r, self._context_chars) for r in rows]
 
     async def mark_indexed(self, chats: Sequence[LoggedChat], at: datetime) -> None:
         """Record that these chats are in the lexical index."""
@@ -134,15 +153,17 @@ class LogStore:
         return [_chat(r) for r in rows]
 
     async def of_conversation(self, user_id: str, conversation_id: str) -> list[LoggedChat]:
-        """Every chat of one conversation of the user that is in the lexical index."""
+        """Every chat of one conversation of the user that is in the lexical index, each
+        with the end of the turn before it."""
         async with self._db.connection() as conn:
             rows = await conn.fetch(
-                f"SELECT {_COLUMNS} FROM memory_chats WHERE user_id = $1"  # noqa: S608
-                " AND conversation_id = $2 AND lexical_at IS NOT NULL",
+                f"{_IN_CONTEXT} WHERE c.user_id = $2"
+                " AND c.conversation_id = $3 AND c.lexical_at IS NOT NULL",
+                self._context_chars,
                 user_id,
                 conversation_id,
             )
-        return [_chat(r) for r in rows]
+        return [_chat(r, self._context_chars) for r in rows]
 
     async def delete(self, chats: Sequence[LoggedChat]) -> None:
         """Delete these chats from the log."""

@@ -105,6 +105,21 @@ class VectorRows:
             )
         return [(r[0], r[1]) for r in rows]
 
+    async def chats_before(self, ids: Sequence[int]) -> dict[int, tuple[int, list[float] | None]]:
+        """For each of these chats (by row id) that has one, the chat before it in its
+        session: its id and its vector if this embedder made it."""
+        async with self._db.connection() as conn:
+            rows = await conn.fetch(
+                "SELECT c.id, p.id AS before, CASE WHEN p.embedder = $2 THEN p.embedding END"
+                " AS vector FROM memory_chats c CROSS JOIN LATERAL (SELECT id, embedding,"
+                " embedder FROM memory_chats p WHERE p.conversation_id = c.conversation_id"
+                " AND p.user_id = c.user_id AND p.id < c.id ORDER BY p.id DESC LIMIT 1) p"
+                " WHERE c.id = ANY($1)",
+                list(ids),
+                self.embedder,
+            )
+        return {r["id"]: (r["before"], list(r["vector"]) if r["vector"] else None) for r in rows}
+
     async def set_vectors(self, table: str, vectors: Sequence[tuple[Any, list[float]]]) -> None:
         """Replace the vectors of these rows of `table` by this embedder's."""
         key = _TEXTS[table][0]

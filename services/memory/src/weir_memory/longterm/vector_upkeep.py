@@ -19,7 +19,9 @@ import structlog
 from weir_common.embeddings import Embedder
 
 from ..db import Database
+from ..log.context import in_context
 from ..summary import chat_text
+from .models import Vector
 from .vector_index import UserVectorIndex
 from .vector_rows import VectorRows
 
@@ -50,6 +52,7 @@ class VectorUpkeep:
     index: UserVectorIndex
     index_name: str | None
     may_reembed: bool = True  # False for the automatic fallback: never re-embed for it
+    context_weight: float = 0.0  # of the previous chat's vector in a chat's (`..log.context`)
 
     async def run(self) -> None:
         """Adopt untagged vectors, re-embed foreign ones, rebuild the index if needed."""
@@ -94,11 +97,25 @@ class VectorUpkeep:
             texts = [chat_text(t) if table == "memory_chats" else t for _, t in batch]
             vectors = await self.embedder.embed_documents(texts)
             keys = [key for key, _ in batch]
+            if table == "memory_chats" and self.context_weight:
+                vectors = await self._in_context(keys, vectors)
             await self.rows.set_vectors(table, list(zip(keys, vectors, strict=True)))
             done.extend(keys)
             after = keys[-1]
             log.debug("memory.vectors.reembedding.progress", table=table, rows=len(done))
         return done
+
+    async def _in_context(self, ids: list[int], vectors: list[Vector]) -> list[Vector]:
+        """Chats' new vectors leaning towards their previous chat's, as `SessionMemory`
+        records them. Chats are re-embedded in id order, so a previous chat already has its
+        new vector: stored (an earlier batch) or just made (this one)."""
+        before = await self.rows.chats_before(ids)
+        made: dict[int, Vector] = {}
+        for chat_id, own in zip(ids, vectors, strict=True):
+            previous_id, stored = before.get(chat_id, (None, None))
+            previous = made.get(previous_id, stored) if previous_id is not None else None
+            made[chat_id] = in_context(own, previous, self.context_weight)
+        return [made[i] for i in ids]
 
     async def _sessions(self) -> int:
         done, after = 0, 0

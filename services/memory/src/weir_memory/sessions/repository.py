@@ -95,6 +95,22 @@ class SessionStore:
             )  # fmt: skip
         return bool(status.endswith(" 1"))
 
+    async def vector_before(
+        self, user_id: str, conversation_id: str, run_id: str
+    ) -> list[float] | None:
+        """The vector (of this embedder) of the chat before `run_id`'s in its session."""
+        async with self._db.connection() as conn:
+            value = await conn.fetchval(
+                "SELECT embedding FROM memory_chats WHERE conversation_id = $2 AND user_id = $1"
+                " AND id < (SELECT id FROM memory_chats WHERE user_id = $1 AND run_id = $3)"
+                " AND embedder = $4 ORDER BY id DESC LIMIT 1",
+                user_id,
+                conversation_id,
+                run_id,
+                self.embedder,
+            )
+        return list(value) if value is not None else None
+
     async def keep_chat_vectors(self, vectors: Sequence[tuple[str, str, list[float]]]) -> None:
         """Store the vectors of chats, as (user id, run id, vector of the chat's summary)."""
         async with self._db.connection() as conn:

@@ -19,6 +19,7 @@ import structlog
 
 from weir_common.events import Turn
 
+from ..log.context import in_context
 from ..longterm.models import Vector
 from ..longterm.similarity import Similarity
 from ..longterm.vector_index import UserVectorIndex, VectorHit, VectorRecord
@@ -62,21 +63,31 @@ class SessionMemory:
     """Chats and sessions of every user; recall across them."""
 
     def __init__(
-        self, store: SessionStore, index: UserVectorIndex, similarity: Similarity, search_limit: int
+        self,
+        store: SessionStore,
+        index: UserVectorIndex,
+        similarity: Similarity,
+        search_limit: int,
+        context_weight: float = 0.0,
     ) -> None:
         self.store = store
         self._index = index
         self._similarity = similarity
         self._search_limit = search_limit  # seed 001's vector.max_search_results
+        self._context_weight = context_weight  # of the previous chat's vector (`..log.context`)
 
     async def record(
         self, user_id: str, conversation_id: str, turn: Turn, at: datetime, vector: Vector
     ) -> None:
-        """Store a chat, roll its session's summary and vector forward, index the chat."""
+        """Store a chat, roll its session's summary and vector forward, index the chat. The
+        chat's vector is `vector` (its text's) leaning towards the previous chat's."""
         summary = chat_summary(turn.user, turn.assistant)
         chat = Chat(0, turn.run_id, conversation_id, turn.user, turn.assistant, summary, at)
         if not await self.store.add_chat(user_id, chat):
             return
+        if self._context_weight:
+            previous = await self.store.vector_before(user_id, conversation_id, turn.run_id)
+            vector = in_context(vector, previous, self._context_weight)
         old = await self.store.get(user_id, conversation_id)
         recent = await self.store.latest_chats(user_id, conversation_id, RECENT_CHATS)
         title = old.title if old else summary[:80]
