@@ -318,6 +318,8 @@ async def main(conversations: list[str], policy: str, analyzer: str) -> None:
             "similarity_floor_e5": 0.65,
             "importance_threshold": settings.importance_threshold,
             "log_min_similarity": settings.log_min_similarity,
+            "log_context_weight": settings.log_context_weight,
+            "log_context_chars": settings.log_context_chars,
             "recall_candidates_per_result": settings.recall_candidates_per_result,
             "recall_rrf_k": settings.recall_rrf_k,
         },
