@@ -98,12 +98,14 @@ class SessionStore:
     async def vector_before(
         self, user_id: str, conversation_id: str, run_id: str
     ) -> list[float] | None:
-        """The vector (of this embedder) of the chat before `run_id`'s in its session."""
+        """The vector of the chat before `run_id`'s in its session; None when there is none,
+        or this embedder did not make it (as `VectorRows.chats_before` reads it)."""
         async with self._db.connection() as conn:
             value = await conn.fetchval(
-                "SELECT embedding FROM memory_chats WHERE conversation_id = $2 AND user_id = $1"
+                "SELECT CASE WHEN embedder = $4 THEN embedding END FROM memory_chats"
+                " WHERE conversation_id = $2 AND user_id = $1"
                 " AND id < (SELECT id FROM memory_chats WHERE user_id = $1 AND run_id = $3)"
-                " AND embedder = $4 ORDER BY id DESC LIMIT 1",
+                " ORDER BY id DESC LIMIT 1",
                 user_id,
                 conversation_id,
                 run_id,
