@@ -93,7 +93,7 @@ format:  ## apply ruff's formatting and safe fixes
 
 ## --- benchmarks ---------------------------------------------------------------------------
 BENCHES := turn_overhead tool_overhead tool_selection ingest retrieval_quality retrieval_latency \
-           memory_dedup memory_store_latency milvus_turn_cost memory_locomo chaos ui load
+           memory_dedup memory_store_latency milvus_turn_cost memory_locomo recall_variants chaos ui load
 
 bench: setup  ## every benchmark (tens of minutes); results in bench/results/*.json
 	$(PY) -m weir_deploy fetch
