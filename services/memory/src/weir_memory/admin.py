@@ -60,7 +60,7 @@ class MemoryAdmin:
 
     async def search(self, user_id: str, query: str, top_k: int) -> list[dict[str, Any]]:
         """The best memories for a query (browsing does not count as an access)."""
-        vector = await self._lt.embedder.embed_query(query)
+        vector = await self._lt.query_vector(query)
         found = await self._lt.semantic.recall(user_id, vector, touch=False, top_k=top_k)
         return [{**r.item.public(), "score": round(r.score, 4),
                  "similarity": round(r.similarity, 4)} for r in found]  # fmt: skip

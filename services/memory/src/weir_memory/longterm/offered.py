@@ -6,7 +6,8 @@ command brings that vector (`TurnCompleted.message_vector`, see
 chat vector (and the offline analyzer's memory, the same text). The offer is kept here, by
 text, until the turn is written (at once, or by the analysis worker): only a vector of this
 memory's embedder, of this very text and of its dimension is taken; anything else, and an
-offer lost with a restart, is embedded here as before.
+offer lost with a restart, is embedded here as before. Memory keeps its own here too: the
+passage vector it made of a message to recall for it (`LongTermMemory.query_vector`).
 """
 
 from __future__ import annotations
@@ -32,10 +33,15 @@ class OfferedPassages:
         vector = offered.for_text(embedder.name, text, embedder.dimension) if offered else None
         if vector is None:
             return False
+        self.keep(text, vector)
+        return True
+
+    def keep(self, text: str, vector: Vector) -> None:
+        """Keep `vector`, `text`'s passage vector by this memory's embedder (made here, or
+        offered), until the text is embedded."""
         self._vectors[text] = vector
         while len(self._vectors) > self._size:
             self._vectors.popitem(last=False)
-        return True
 
     async def embed(self, embedder: Embedder, texts: Sequence[str]) -> list[Vector]:
         """`embed_documents(texts)`, with the offered vectors taken instead of embedding."""

@@ -17,6 +17,7 @@ from datetime import datetime
 import structlog
 
 from weir_common.embeddings import Embedder
+from weir_common.embeddings.query_map import query_map
 from weir_common.events import PassageVector, Turn
 from weir_common.search.fusion import CANDIDATES_PER_RESULT, HYBRID_RRF_K
 from weir_common.tombstone import forgotten
@@ -110,6 +111,7 @@ class LongTermMemory:
         pending: PendingStore | None = None,
         log: TurnLog | None = None,
         fusion: FusionSettings | None = None,
+        map_queries: bool = True,
     ) -> None:
         self.semantic = semantic
         self.log = log  # None: recall reads extracted memories only
@@ -124,7 +126,9 @@ class LongTermMemory:
         self._recall = recall
         self._clock = clock
         self._queries = QueryVectors()
-        self.offered = OfferedPassages()  # passage vectors the router made of the messages
+        self._map_queries = map_queries  # False: queries embedded as queries
+        # passage vectors of messages: the router's, and those `query_vector` made
+        self.offered = OfferedPassages()
 
     @property
     def embedder(self) -> Embedder:
@@ -160,7 +164,7 @@ class LongTermMemory:
                 searched=True,
                 session_summary=await self._summary(user_id, conversation_id),
             )
-        vector = vector or await self._query_vector(query)
+        vector = vector or await self.query_vector(query, message=True)
         k = self.semantic.policy.recall_top_k
         # the log's candidates and the session recall: one search of the chats
         with sharing_searches(at_least=max(self._fusion.candidates(k), self.sessions.search_limit)):
@@ -248,7 +252,26 @@ class LongTermMemory:
         return await self.sessions.summary(user_id, conversation_id) if conversation_id else None
 
     async def _query_vector(self, text: str) -> Vector:
-        return await self._queries.embed_query(self.embedder, text)
+        return await self.query_vector(text)
+
+    async def query_vector(self, text: str, *, message: bool = False) -> Vector:
+        """The query vector of `text`. With the embedder's query map (:mod:`weir_common.
+        embeddings.query_map`) it is mapped from the text's passage vector, and a `message`'s
+        passage vector is kept for its chat: one model pass serves the recall and the write
+        of a turn. Without one, the text is embedded as a query."""
+        mapped = query_map(self.embedder.name) if self._map_queries else None
+        if mapped is None or mapped.dimension != self.embedder.dimension:
+            return await self._queries.embed_query(self.embedder, text)
+
+        async def from_passage() -> Vector:
+            chat = chat_text(text)
+            whole = message and chat == text.strip()  # a longer message's chat is cut
+            (passage,) = await self.embed_passages([chat if whole else text])
+            if whole:
+                self.offered.keep(chat, passage)
+            return mapped.query(passage)
+
+        return await self._queries.embed_query(self.embedder, text, from_passage)
 
     async def _sessions(
         self, user_id: str, current: str | None, query: str, vector: Vector, focus: Focus | None
