@@ -174,6 +174,9 @@ async def main(turn_count: int, conversation: str) -> None:
         "record_ms_per_turn": modes["background"]["record_ms_per_turn"],
         "answer_path_ms_per_turn_before": modes["inline"]["answer_path_ms_per_turn"],
         "answer_path_ms_per_turn_after": modes["background"]["answer_path_ms_per_turn"],
+        # QUERY_MAP: a message's query vector mapped from its passage vector (one model pass
+        # for its recall and its chat), or embedded as a query (two)
+        "query_map": settings.query_map,
         "loadavg": loadavg(),
         "cpus": os.cpu_count(),
         "engine": {

@@ -165,7 +165,7 @@ def tokenizer() -> Any:
 
 async def ask(lt: LongTermMemory, user: str, q: Question, enc: Any) -> dict[str, Any]:
     """Recall for one question; the evidence share behind each kind of result."""
-    vector = await lt.embedder.embed_query(q.text)
+    vector = await lt.query_vector(q.text)  # as recall makes it (mapped from the passage)
     at3 = await lt.recall(user, q.text, vector, 3)
     at10 = await lt.recall(user, q.text, vector, 10)
     memories = await lt.semantic.recall(user, vector, touch=False, top_k=10)
@@ -320,6 +320,7 @@ async def main(conversations: list[str], policy: str, analyzer: str) -> None:
             "log_min_similarity": settings.log_min_similarity,
             "log_context_weight": settings.log_context_weight,
             "log_context_chars": settings.log_context_chars,
+            "query_map": settings.query_map,
             "recall_candidates_per_result": settings.recall_candidates_per_result,
             "recall_rrf_k": settings.recall_rrf_k,
         },

