@@ -6,19 +6,21 @@ tokens) and the six services, each its own process, as `make run` does. Then:
 1. idle: CPU of every process over `--idle-seconds` with no traffic, after start-up settles;
 2. load: `--clients` users, each its own conversation, `--turns` turns each through the
    gateway's `/ws/chat` (next turn after the previous `done`; `--workload chat`, the
-   default, small talk that takes the plain-chat route, or `knowledge`, a message the rules
-   read as a question, searched in the empty knowledge base): turns/s, latency p50/p99,
+   default, small talk that takes the plain-chat route, `knowledge`, a message the rules
+   read as a question, searched in the empty knowledge base, or `returning`, the small talk
+   with each turn in a new conversation, so memory recalls every turn after the first):
+   turns/s, latency p50/p99,
    first-delta time over the model's own, errors, CPU ms per turn of every process tree
    (from /proc); with `--profile DIR`, py-spy on each service during the load;
 3. or, with `--soak[-minutes N]`, the same clients chatting without pause for N minutes:
    per minute turns/s, latency and RSS of every process; unanswered turns; RSS growth.
 Writes ``bench/results/load.json`` (idle + load), ``load_soak.json`` (soak) or
-``load_profiled.json`` (a load under py-spy), with a ``_tansu`` suffix on tansu; the keys
-are in bench/README.md.
+``load_profiled.json`` (a load under py-spy), with the workload's name after it when it is
+not `chat` and a ``_tansu`` suffix on tansu; the keys are in bench/README.md.
 
     .venv/bin/python bench/load.py [--clients 200] [--turns 5] [--kafka-impl apache|tansu]
         [--idle-seconds 30] [--profile DIR] [--soak | --soak-minutes N]
-        [--workload chat|knowledge]
+        [--workload chat|knowledge|returning]
 """
 
 from __future__ import annotations
@@ -260,7 +262,8 @@ def main() -> None:
     parser.add_argument("--soak-minutes", type=int, default=0)
     parser.add_argument(
         "--workload", choices=sorted(MESSAGES), default="chat",
-        help="chat: small talk (plain-chat turns); knowledge: the knowledge route",
+        help="chat: small talk (plain-chat turns); knowledge: the knowledge route; "
+        "returning: small talk, each turn in a new conversation (memory recalls every turn)",
     )  # fmt: skip
     args = parser.parse_args()
     if args.soak and not args.soak_minutes:
@@ -268,8 +271,10 @@ def main() -> None:
     result = asyncio.run(bench(args))
     if not args.soak_minutes:
         result["turns"] = args.turns
+    result["query_map"] = os.environ.get("QUERY_MAP", "true")  # memory's (the services')
     name = "load_soak" if args.soak_minutes else "load_profiled" if args.profile else "load"
-    suffix = "" if args.kafka_impl == "apache" else f"_{args.kafka_impl}"
+    suffix = "" if args.workload == "chat" else f"_{args.workload}"
+    suffix += "" if args.kafka_impl == "apache" else f"_{args.kafka_impl}"
     out = write_result(name + suffix, result)
     shown = {k: v for k, v in result.items() if not isinstance(v, dict | list)}
     print("\n".join(f"  {k}: {v}" for k, v in shown.items()))

@@ -28,11 +28,16 @@ TURN_TIMEOUT_S = 90.0
 #: (memory, route, answer, judge, record; the router's rules leave the tool catalogue out).
 #: "knowledge": the same greeting with a tail the rules read as a question: the knowledge
 #: route (a search of the empty knowledge base, and the message matched against the tool
-#: catalogue).
+#: catalogue). "returning": the small talk of "chat", each turn in a new conversation of
+#: the client's user, as a user who comes back: from the second turn on memory holds their
+#: earlier conversations, so every turn recalls (embeds the message, searches memories
+#: and the turn log) before it is answered.
 MESSAGES = {
     "chat": "hi there! how are you doing today, friend {tag}?",
     "knowledge": "hello, how are you doing today? (client {client}, message {n})",
+    "returning": "hi there! how are you doing today, friend {tag}?",
 }
+NEW_CONVERSATION_EACH_TURN = frozenset({"returning"})
 #: digits and consonants: no tag spells a word the router's rules could read
 _TAG_DIGITS = "0123456789bcdfghjklmnpqrstvwxz"
 MAX_CLIENTS = 1000  # tags are distinct for fewer clients than this, each under 810 turns
@@ -76,6 +81,7 @@ class Client:
         self.index = index
         self.user = user
         self.message = MESSAGES[workload]
+        self.returning = workload in NEW_CONVERSATION_EACH_TURN
         self.conversation = f"load-{index}"
         self.sent = 0
         self._ws: ClientConnection | None = None
@@ -103,6 +109,8 @@ class Client:
         assert self._ws is not None
         self.sent += 1
         text = self.message.format(client=self.index, n=self.sent, tag=tag(self.index, self.sent))
+        if self.returning:
+            self.conversation = f"load-{self.index}-{self.sent}"
         frame = {"type": "chat", "text": text, "conversation_id": self.conversation}
         began = time.monotonic()
         first: float | None = None
