@@ -271,7 +271,7 @@ def main() -> None:
     result = asyncio.run(bench(args))
     if not args.soak_minutes:
         result["turns"] = args.turns
-    result["query_map"] = os.environ.get("QUERY_MAP", "true")  # memory's (the services')
+    result["query_map"] = os.environ.get("QUERY_MAP", "false")  # memory's (the services')
     name = "load_soak" if args.soak_minutes else "load_profiled" if args.profile else "load"
     suffix = "" if args.workload == "chat" else f"_{args.workload}"
     suffix += "" if args.kafka_impl == "apache" else f"_{args.kafka_impl}"

