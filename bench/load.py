@@ -47,6 +47,7 @@ from weir_common.testing.scripted_llm import ScriptedLLM
 from weir_deploy.base import free_port
 from weir_deploy.services import LOOPBACK_PROXY_AUTH, Services
 from weir_deploy.stack import ALL_ENGINES, Stack
+from weir_memory.settings import MemorySettings
 
 REPLY = (
     "fine thanks, and you? it is a quiet day here, nothing much to report, "
@@ -271,7 +272,7 @@ def main() -> None:
     result = asyncio.run(bench(args))
     if not args.soak_minutes:
         result["turns"] = args.turns
-    result["query_map"] = os.environ.get("QUERY_MAP", "false")  # memory's (the services')
+    result["query_map"] = MemorySettings().query_map  # the services' (same environment)
     name = "load_soak" if args.soak_minutes else "load_profiled" if args.profile else "load"
     suffix = "" if args.workload == "chat" else f"_{args.workload}"
     suffix += "" if args.kafka_impl == "apache" else f"_{args.kafka_impl}"

@@ -32,10 +32,11 @@ TURN_TIMEOUT_S = 90.0
 #: the client's user, as a user who comes back: from the second turn on memory holds their
 #: earlier conversations, so every turn recalls (embeds the message, searches memories
 #: and the turn log) before it is answered.
+SMALL_TALK = "hi there! how are you doing today, friend {tag}?"
 MESSAGES = {
-    "chat": "hi there! how are you doing today, friend {tag}?",
+    "chat": SMALL_TALK,
     "knowledge": "hello, how are you doing today? (client {client}, message {n})",
-    "returning": "hi there! how are you doing today, friend {tag}?",
+    "returning": SMALL_TALK,
 }
 NEW_CONVERSATION_EACH_TURN = frozenset({"returning"})
 #: digits and consonants: no tag spells a word the router's rules could read

