@@ -21,6 +21,7 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from faststream.kafka import KafkaBroker
 
+from weir_common import heap
 from weir_common.bus import KafkaCredentials, client_options, ensure_topics, wait_until_assigned
 from weir_common.metrics.http import HTTPMetrics, metrics_router
 from weir_common.quiet_server import QuietServer, listening_socket
@@ -83,7 +84,7 @@ def service_app(
     readiness = Readiness(broker)
 
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(this: FastAPI) -> AsyncIterator[None]:
         await ensure_topics(
             settings.kafka_bootstrap_servers,
             [
@@ -102,7 +103,9 @@ def service_app(
         if not await wait_until_assigned(broker):
             log.warning("service.partitions_unassigned", hint="more members than partitions?")
         readiness.started = True
-        log.info("service.started", port=settings.service_port)
+        # a service process (`serve`) held collection through start-up (`weir_common.heap`)
+        frozen = heap.settle() if getattr(this.state, "settle_heap", False) else None
+        log.info("service.started", port=settings.service_port, frozen_objects=frozen)
         try:
             yield
         finally:
@@ -145,7 +148,10 @@ def serve(
     ws_max_size: int = 16 * 1024 * 1024,
 ) -> None:
     """Pre-flight the engines, then serve `app` until SIGINT/SIGTERM (WebSocket messages
-    larger than `ws_max_size` close the socket with 1009)."""
+    larger than `ws_max_size` close the socket with 1009). The garbage collector is held
+    until the app has started, then its heap frozen (`weir_common.heap`)."""
+    heap.hold()
+    app.state.settle_heap = True
     watch_engines(app, checks)
     try:
         asyncio.run(preflight(checks))

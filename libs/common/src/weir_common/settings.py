@@ -142,7 +142,9 @@ class WeirSettings(LayeredSettings):
         default=0, description="Port of health and the internal API (the launcher sets it)."
     )
     otel_exporter_otlp_endpoint: str | None = Field(
-        default=None, description="OTLP/HTTP endpoint of traces (unset: not exported)."
+        default=None,
+        description="OTLP/HTTP endpoint of traces, the same on every service (unset: no span "
+        "recorded or exported; trace ids still flow).",
     )
     log_level: str = Field(default="INFO", description="Least level logged.")
     log_json: bool = Field(default=True, description="One JSON object per line (else text).")

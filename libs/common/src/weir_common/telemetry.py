@@ -13,12 +13,15 @@ sets `messaging.kafka.message.key` as bytes. The Kafka middleware is fixed at th
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 
 from opentelemetry import trace
+from opentelemetry.sdk.environment_variables import OTEL_TRACES_SAMPLER
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ParentBased, Sampler
 from opentelemetry.util.types import AttributeValue
 
 _SCALARS = (str, bool, int, float)
@@ -115,10 +118,17 @@ def setup_tracing(
     """Create this process's tracer provider and make it the global one.
 
     With `otlp_endpoint` (e.g. `http://127.0.0.1:4318`) spans are batched to an OTLP/HTTP
-    collector (or to `exporter`, for tests); without either they are still created, so trace
-    ids flow through every hop.
+    collector (or to `exporter`, for tests). Without either, nothing would read a span, so
+    none is recorded (`ParentBased(ALWAYS_OFF)`, unless `OTEL_TRACES_SAMPLER` says otherwise):
+    trace and span ids are still made and flow through every hop, into the logs, the run
+    records and the `traceparent` of each event, but no span keeps attributes and events only
+    to drop them when it ends.
     """
-    provider = TracerProvider(resource=Resource.create({"service.name": f"weir-{service}"}))
+    exporting = exporter is not None or bool(otlp_endpoint)
+    provider = TracerProvider(
+        sampler=None if exporting else unexported_sampler(),
+        resource=Resource.create({"service.name": f"weir-{service}"}),
+    )
     if exporter is None and otlp_endpoint:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import (  # noqa: PLC0415
             OTLPSpanExporter,
@@ -131,6 +141,12 @@ def setup_tracing(
         )
     trace.set_tracer_provider(provider)
     return provider
+
+
+def unexported_sampler() -> Sampler | None:
+    """The sampler of a process that exports no span: none recorded, an upstream decision to
+    sample followed; None (the SDK reads `OTEL_TRACES_SAMPLER`) when that is set."""
+    return None if os.environ.get(OTEL_TRACES_SAMPLER) else ParentBased(ALWAYS_OFF)
 
 
 def current_traceparent() -> str | None:
