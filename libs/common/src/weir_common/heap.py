@@ -9,13 +9,15 @@ about one every five seconds in the router. Its young collections were costly to
 turn's litellm calls build thousands of short-lived containers, and the default threshold
 (700 allocations) collected them ~20 times a second, ~1.1 ms each.
 
-`hold` turns collection off for start-up (its objects are kept anyway); `settle`, once the
-service is up, collects what start-up left behind, freezes the rest (`gc.freeze`: never
-walked again) and turns collection back on with `YOUNG_THRESHOLD`. Measured with a
-`gc.callbacks` probe over the same load: the router's collections after start-up took
-2.24 s of CPU at Python's thresholds and 0.35-0.56 s with these (harness 0.18 → 0.06-0.09 s,
-memory 0.22 → 0.03-0.06 s). Its full collections had averaged 260 ms; now they walk
-only what came after start-up (20-78 ms), and its longest pause of any kind was 116 ms.
+`hold` turns collection off for start-up (its objects are kept anyway): each service's
+`__main__` calls it before its imports, `runtime.serve` again. `settle`, once the service is
+up (`runtime.service_app`'s lifespan, in a process `serve` runs), collects what start-up
+left behind, freezes the rest (`gc.freeze`: never walked again) and turns collection back
+on with `YOUNG_THRESHOLD`. Measured with a `gc.callbacks` probe over the same load: the
+router's collections after start-up took 2.24 s of CPU at Python's thresholds and
+0.35-0.56 s with these (harness 0.18 → 0.06-0.09 s, memory 0.22 → 0.03-0.06 s). Its full
+collections had averaged 260 ms; now they walk only what came after start-up (20-78 ms),
+and its longest pause of any kind was 116 ms.
 """
 
 from __future__ import annotations

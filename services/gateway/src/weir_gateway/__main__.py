@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from weir_common import heap
+
+if __name__ == "__main__":  # the service itself, not a test importing its checks
+    heap.hold()  # start-up keeps what it builds: no collection until it has started
+
 import sys
 
 from weir_common.bus import KafkaCredentials

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from weir_common import heap
+
+if __name__ == "__main__":  # the service itself, not a test importing its checks
+    heap.hold()  # start-up keeps what it builds: no collection until it has started
+
 from weir_common.bus import KafkaCredentials
 from weir_common.runtime import kafka_check, serve
 from weir_router.app import create_app

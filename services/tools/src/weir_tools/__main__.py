@@ -6,6 +6,11 @@ service starts anyway.
 
 from __future__ import annotations
 
+from weir_common import heap
+
+if __name__ == "__main__":  # the service itself, not a test importing its checks
+    heap.hold()  # start-up keeps what it builds: no collection until it has started
+
 from weir_common.bus import KafkaCredentials
 from weir_common.engines import redact, redis_client
 from weir_common.runtime import Check, kafka_check, serve
