@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+from gc_scrape import gc_ms_per_turn, gc_seconds
 from load_clients import MESSAGES, Client, Turn, chat, connect_all
 from load_report import direct_ttft_ms, idle_report, load_report, model_calls, soak_report
 from procstat import Usage, loadavg, usage
@@ -120,6 +121,8 @@ async def load(
         profiler.start()
         await asyncio.sleep(1.0)  # py-spy attaches
     load_before = loadavg()
+    urls = {name: services.url(name) for name in services.names}
+    gc_before = await gc_seconds(urls, services.service_token)
     try:
         before, own_before = reading(roots)
         turns = await chat(clients, args.turns, None)
@@ -127,8 +130,10 @@ async def load(
     finally:
         if profiler is not None:
             profiler.stop()
+    gc_after = await gc_seconds(urls, services.service_token)
     await asyncio.gather(*(c.close() for c in clients))
     report = load_report(turns, before, after, own_after - own_before)
+    report["gc_ms_per_turn"] = gc_ms_per_turn(gc_before, gc_after, report["turns_answered"])
     if profiler is not None:
         seconds, answered = after.at - before.at, report["turns_answered"]
         for name, path in profiler.summarise(answered, seconds, report["cpu_ms_per_turn"]).items():

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
+from prometheus_client import REGISTRY
 
 from weir_common import heap
 from weir_common.bus import make_broker
@@ -21,14 +22,20 @@ from weir_common.settings import WeirSettings
 @pytest.fixture
 def restored_gc() -> Iterator[None]:
     """The interpreter's collector as it was (pytest's process goes on after the test)."""
-    threshold, enabled = gc.get_threshold(), gc.isenabled()
+    threshold, enabled, callbacks = gc.get_threshold(), gc.isenabled(), list(gc.callbacks)
     yield
+    gc.callbacks[:] = callbacks
     gc.unfreeze()
     gc.set_threshold(*threshold)
     if enabled:
         gc.enable()
     else:
         gc.disable()
+
+
+def _gc_seconds() -> float:
+    """`weir_gc_seconds_total` of full collections, as `/metrics` serves it."""
+    return REGISTRY.get_sample_value("weir_gc_seconds_total", {"generation": "2"}) or 0.0
 
 
 class _Cycle:
@@ -53,9 +60,13 @@ def test_start_up_is_held_then_frozen_and_collected_again(restored_gc: None) -> 
     # the frozen objects are out of every generation a collection walks
     assert gc.get_count()[0] < garbage_before
     assert sum(1 for o in gc.get_objects() if isinstance(o, _Cycle)) == 0
-    # what is built afterwards is collected as before
+    # what is built afterwards is collected as before, and the time it takes is counted
+    spent = _gc_seconds()
     _Cycle()
     assert gc.collect() >= 1
+    assert _gc_seconds() > spent
+    heap.settle()  # again: still one timer
+    assert sum(isinstance(c, heap.CollectionTimer) for c in gc.callbacks) == 1
 
 
 @pytest.mark.integration

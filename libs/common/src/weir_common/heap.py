@@ -23,6 +23,8 @@ and its longest pause of any kind was 116 ms.
 from __future__ import annotations
 
 import gc
+import time
+from typing import Any
 
 #: Net allocations between two young-generation collections (Python's default: 700). Most
 #: of a turn's containers are freed by reference counting before a collection comes.
@@ -42,4 +44,24 @@ def settle() -> int:
     _, middle, old = gc.get_threshold()
     gc.set_threshold(YOUNG_THRESHOLD, middle, old)
     gc.enable()
+    if not any(isinstance(callback, CollectionTimer) for callback in gc.callbacks):
+        gc.callbacks.append(CollectionTimer())
     return gc.get_freeze_count()
+
+
+class CollectionTimer:
+    """A `gc.callbacks` entry adding each collection's time to `weir_gc_seconds{generation}`
+    (`/metrics`; `bench/load.py` reads it per service). Collections never overlap."""
+
+    def __init__(self) -> None:
+        from weir_common.metrics import GC_SECONDS  # noqa: PLC0415 - only where it is served
+
+        self._seconds = GC_SECONDS
+        self._began = 0.0
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._began = time.perf_counter()
+        else:
+            spent = time.perf_counter() - self._began
+            self._seconds.labels(str(info["generation"])).inc(spent)

@@ -14,6 +14,8 @@ GC collectors). The series, all prefixed `weir_`:
 - `weir_http_requests_total{method,route,status}`, `weir_http_request_duration_seconds
   {method,route}`: every HTTP route by its template; `weir_ws_connections` (open) and
   `weir_ws_connections_opened_total`: the gateway's WebSockets.
+- `weir_gc_seconds_total{generation}`: every service, time spent in garbage collections
+  once it had started (`weir_common.heap`; the default registry's `python_gc_*` count them).
 
 `/metrics` needs the service credential (`Authorization: Bearer $WEIR_SERVICE_TOKEN`), like
 the internal APIs: the gateway's port is public, and the series name models, topics and
@@ -69,6 +71,11 @@ HTTP_SECONDS = Histogram(
     "weir_http_request_duration_seconds", "HTTP request duration.", ["method", "route"]
 )
 WS_OPEN = Gauge("weir_ws_connections", "WebSocket connections open now.")
+GC_SECONDS = Counter(
+    "weir_gc_seconds",
+    "Time the garbage collector held the process since it started, by generation.",
+    ["generation"],
+)
 WS_OPENED = Counter("weir_ws_connections_opened", "WebSocket connections accepted.")
 
 
