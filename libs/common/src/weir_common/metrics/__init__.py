@@ -71,12 +71,12 @@ HTTP_SECONDS = Histogram(
     "weir_http_request_duration_seconds", "HTTP request duration.", ["method", "route"]
 )
 WS_OPEN = Gauge("weir_ws_connections", "WebSocket connections open now.")
+WS_OPENED = Counter("weir_ws_connections_opened", "WebSocket connections accepted.")
 GC_SECONDS = Counter(
     "weir_gc_seconds",
     "Time the garbage collector held the process since it started, by generation.",
     ["generation"],
 )
-WS_OPENED = Counter("weir_ws_connections_opened", "WebSocket connections accepted.")
 
 
 def record_usage(model: str, operation: str, input_tokens: int, output_tokens: int) -> None:
