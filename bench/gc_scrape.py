@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
 import httpx
-
-_SERIES = re.compile(r'^weir_gc_seconds_total\{generation="(\d)"\} ([0-9.eE+-]+)$', re.MULTILINE)
+from prometheus_client.parser import text_string_to_metric_families
 
 
 async def gc_seconds(urls: dict[str, str], token: str) -> dict[str, float]:
@@ -16,7 +13,13 @@ async def gc_seconds(urls: dict[str, str], token: str) -> dict[str, float]:
         for name, url in urls.items():
             answer = await http.get(f"{url}/metrics", headers={"Authorization": f"Bearer {token}"})
             answer.raise_for_status()
-            out[name] = sum(float(value) for _, value in _SERIES.findall(answer.text))
+            out[name] = sum(
+                sample.value
+                for family in text_string_to_metric_families(answer.text)
+                if family.name == "weir_gc_seconds"
+                for sample in family.samples
+                if sample.name == "weir_gc_seconds_total"
+            )
     return out
 
 

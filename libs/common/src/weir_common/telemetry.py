@@ -126,7 +126,7 @@ def setup_tracing(
     """
     exporting = exporter is not None or bool(otlp_endpoint)
     provider = TracerProvider(
-        sampler=None if exporting else unexported_sampler(),
+        sampler=None if exporting else _unexported_sampler(),
         resource=Resource.create({"service.name": f"weir-{service}"}),
     )
     if exporter is None and otlp_endpoint:
@@ -143,7 +143,7 @@ def setup_tracing(
     return provider
 
 
-def unexported_sampler() -> Sampler | None:
+def _unexported_sampler() -> Sampler | None:
     """The sampler of a process that exports no span: none recorded, an upstream decision to
     sample followed; None (the SDK reads `OTEL_TRACES_SAMPLER`) when that is set."""
     return None if os.environ.get(OTEL_TRACES_SAMPLER) else ParentBased(ALWAYS_OFF)
